@@ -1,0 +1,145 @@
+//! vLLM's comma-joined `Key: value unit` lists.
+//!
+//! Since 0.11.1 the stats line is `", ".join(parts)` with optional parts, and new keys arrive
+//! every few releases; the spec-decoding line has the same shape. So the line is read as a
+//! list of fields rather than by one fixed production. Two quirks are folded in here:
+//! a value may itself contain `", "` (`KV fetch: 1 waiting to start, 2 in progress, ...`,
+//! `Per-position acceptance rate: 0.800, 0.600`), which shows as parts without `": "` that
+//! continue the previous field; and 0.7.1 forgot one comma (`Waiting: 2 reqs GPU KV cache
+//! usage: 7.8%`), which shows as a value with a second `": "` after its unit.
+
+use nom::{combinator::all_consuming, Parser};
+
+/// Runs `parser` over the whole of `value`, or gives `None`: a value with anything after
+/// what vLLM prints (a cut-off or glued line) is not that value.
+pub fn whole<'a, T>(
+    value: &'a str,
+    parser: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>,
+) -> Option<T> {
+    all_consuming(parser).parse(value).ok().map(|(_, v)| v)
+}
+
+/// Fills `slot` once; `None` when the value did not parse or the key came twice, both of
+/// which make the line malformed.
+pub fn set_once<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value?);
+    Some(())
+}
+
+/// One `Key: value` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field<'a> {
+    pub key: &'a str,
+    pub value: &'a str,
+}
+
+/// Iterates over the fields of a list. Yields `Err(part)` for a leading part that is not a
+/// field at all (no `": "`), which callers treat as a malformed line.
+pub fn fields(list: &str) -> Fields<'_> {
+    Fields { rest: list }
+}
+
+pub struct Fields<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<Field<'a>, &'a str>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let list = self.rest;
+        let Some(colon) = first_part(list).find(": ") else {
+            self.rest = "";
+            return Some(Err(list));
+        };
+        let key = &list[..colon];
+        let value_start = colon + 2;
+        // The value runs until a ", " that starts a part which is itself a field.
+        let mut end = value_start;
+        loop {
+            match list[end..].find(", ") {
+                None => {
+                    end = list.len();
+                    self.rest = "";
+                    break;
+                }
+                Some(offset) => {
+                    let sep = end + offset;
+                    let next = &list[sep + 2..];
+                    if first_part(next).contains(": ") {
+                        end = sep;
+                        self.rest = next;
+                        break;
+                    }
+                    end = sep + 2;
+                }
+            }
+        }
+        let mut value = &list[value_start..end];
+        // 0.7.1: `2 reqs GPU KV cache usage: 7.8%` is two fields without a comma between.
+        if value.contains(": ") {
+            if let Some(cut) = second_space(value) {
+                self.rest = &list[value_start + cut + 1..];
+                value = &value[..cut];
+            }
+        }
+        Some(Ok(Field { key, value }))
+    }
+}
+
+fn first_part(list: &str) -> &str {
+    match list.find(", ") {
+        Some(i) => &list[..i],
+        None => list,
+    }
+}
+
+fn second_space(value: &str) -> Option<usize> {
+    let first = value.find(' ')?;
+    value[first + 1..].find(' ').map(|i| first + 1 + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &str) -> Vec<(&str, &str)> {
+        fields(list).map(|f| f.map(|f| (f.key, f.value)).unwrap_or(("!", "!"))).collect()
+    }
+
+    #[test]
+    fn splits_plain_fields() {
+        assert_eq!(pairs("Running: 3 reqs, Waiting: 1 reqs"), [("Running", "3 reqs"), ("Waiting", "1 reqs")]);
+    }
+
+    #[test]
+    fn keeps_inner_commas_with_their_field() {
+        assert_eq!(
+            pairs("KV fetch: 1 waiting to start, 2 in progress, 3 completed waiting, GPU KV cache usage: 5.0%"),
+            [("KV fetch", "1 waiting to start, 2 in progress, 3 completed waiting"), ("GPU KV cache usage", "5.0%")]
+        );
+        assert_eq!(
+            pairs("Per-position acceptance rate: 0.800, 0.600, Avg Draft acceptance rate: 70.0%"),
+            [("Per-position acceptance rate", "0.800, 0.600"), ("Avg Draft acceptance rate", "70.0%")]
+        );
+    }
+
+    #[test]
+    fn splits_the_0_7_1_missing_comma() {
+        assert_eq!(
+            pairs("Running: 1 reqs, Waiting: 0 reqs GPU KV cache usage: 7.8%"),
+            [("Running", "1 reqs"), ("Waiting", "0 reqs"), ("GPU KV cache usage", "7.8%")]
+        );
+    }
+
+    #[test]
+    fn a_leading_part_without_key_is_an_error() {
+        assert_eq!(pairs("garbage, Running: 1 reqs"), [("!", "!")]);
+    }
+}

@@ -1,0 +1,153 @@
+//! The vLLM record head: `[(Process pid=N) ]LEVEL MM-DD HH:MM:SS [file.py:N] `.
+//!
+//! Before 0.8.0 the file field has no opening bracket (`metrics.py:345] `); from 0.10.2 at
+//! DEBUG level it is a short relative path (`[v1/metrics/loggers.py:335]`). The head is
+//! searched for anywhere in the line: tqdm bars, `docker compose` and supervisors put text
+//! in front of it. A line without a head (JSON logging, `journalctl -o cat` of a custom
+//! format) is taken whole as the message.
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use memchr::memmem;
+use nom::{
+    bytes::complete::{tag, take_while1, take_while_m_n},
+    character::complete::char,
+    combinator::opt,
+    IResult, Parser,
+};
+
+use crate::LogTime;
+
+/// A line split into its record head (when it has one) and its message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head<'a> {
+    pub time: Option<LogTime>,
+    pub process: Option<&'a str>,
+    pub message: &'a str,
+}
+
+static LEVELS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::new(["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "]).expect("plain strings")
+});
+
+/// Splits a line into head and message. Never fails: without a head the whole line,
+/// less any leading process prefixes, is the message.
+pub fn split(line: &str) -> Head<'_> {
+    for found in LEVELS.find_iter(line) {
+        if let Ok((message, time)) = after_level(&line[found.end()..]) {
+            return Head { time: Some(time), process: last_process(&line[..found.start()]), message };
+        }
+    }
+    let mut message = line;
+    let mut process = None;
+    while let Some((name, rest)) = process_prefix(message) {
+        process = Some(name);
+        message = rest;
+    }
+    Head { time: None, process, message }
+}
+
+fn two_digits(input: &str) -> IResult<&str, u8> {
+    take_while_m_n(2, 2, |c: char| c.is_ascii_digit())
+        .map_res(str::parse::<u8>)
+        .parse(input)
+}
+
+/// `MM-DD HH:MM:SS [file.py:N] ` after the level word; returns the message.
+fn after_level(input: &str) -> IResult<&str, LogTime> {
+    let (input, (month, _, day, _, hour, _, minute, _, second, _)) = (
+        two_digits,
+        char('-'),
+        two_digits,
+        char(' '),
+        two_digits,
+        char(':'),
+        two_digits,
+        char(':'),
+        two_digits,
+        char(' '),
+    )
+        .parse(input)?;
+    let (input, _) = (
+        opt(char('[')),
+        take_while1(|c: char| c != ']' && c != ':' && !c.is_whitespace()),
+        char(':'),
+        take_while1(|c: char| c.is_ascii_digit()),
+        tag("] "),
+    )
+        .parse(input)?;
+    let valid = (1..=12).contains(&month) && (1..=31).contains(&day) && hour < 24 && minute < 60 && second < 61;
+    if !valid {
+        return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify)));
+    }
+    Ok((input, LogTime { year: None, month, day, hour, minute, second, nanos: 0 }))
+}
+
+/// The name in the last `(Name pid=N)` (or Ray's `(Name pid=N, ip=A.B.C.D)`) group.
+fn last_process(before_head: &str) -> Option<&str> {
+    let finder = memmem::rfind_iter(before_head.as_bytes(), b" pid=");
+    for at in finder {
+        let open = before_head[..at].rfind('(')?;
+        let name = &before_head[open + 1..at];
+        let tail = &before_head[at + 5..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && matches!(tail.as_bytes().get(digits), Some(b')') | Some(b',')) && !name.is_empty() && !name.contains(')') {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// One leading `(Name pid=N) ` group.
+fn process_prefix(input: &str) -> Option<(&str, &str)> {
+    let rest = input.strip_prefix('(')?;
+    let close = rest.find(')')?;
+    let group = &rest[..close];
+    let at = group.find(" pid=")?;
+    let after = rest[close + 1..].strip_prefix(' ')?;
+    Some((&group[..at], after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_head_after_process_prefixes() {
+        let h = split("(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: x");
+        assert_eq!(h.process, Some("APIServer"));
+        assert_eq!(h.message, "Engine 000: x");
+        assert_eq!(h.time.unwrap().to_string(), "11-22 13:25:01");
+    }
+
+    #[test]
+    fn takes_the_innermost_of_nested_prefixes() {
+        let h = split("(EngineCore_DP0 pid=2425173) (Worker pid=2425180) INFO 01-09 00:44:40 [acl_graph.py:194] m");
+        assert_eq!(h.process, Some("Worker"));
+    }
+
+    #[test]
+    fn reads_the_pre_0_8_file_field_without_bracket() {
+        let h = split("INFO 02-28 21:48:18 metrics.py:161] Avg prompt");
+        assert_eq!(h.message, "Avg prompt");
+    }
+
+    #[test]
+    fn finds_a_head_glued_to_a_progress_bar() {
+        let h = split("Processed prompts:   0%| | 0/4 [00:00<?, ?it/s]INFO 11-19 08:04:38 [loggers.py:236] Engine 000: m");
+        assert_eq!(h.message, "Engine 000: m");
+    }
+
+    #[test]
+    fn without_a_head_the_line_is_the_message() {
+        let h = split("(APIServer pid=1) Engine 000: m");
+        assert_eq!((h.time, h.process, h.message), (None, Some("APIServer"), "Engine 000: m"));
+    }
+
+    #[test]
+    fn a_uvicorn_line_is_no_head() {
+        let h = split("INFO:     127.0.0.1:46228 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK");
+        assert!(h.time.is_none());
+    }
+}

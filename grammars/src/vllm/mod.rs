@@ -1,0 +1,92 @@
+//! vLLM: every stats, capacity and identity line from 0.1.7 to 0.33.
+//!
+//! A vLLM record is `[VLLM_LOGGING_PREFIX][(Process pid=N) ]LEVEL MM-DD HH:MM:SS [file.py:N] message`
+//! (the bracket before the file name arrived in 0.8.0; the process prefix moved into the
+//! formatter in 0.31). [`head`] finds that head anywhere in the line, because tqdm progress bars
+//! and supervisors glue text in front of it; the message is then handed to the production for
+//! the anchor it contains. Values stay as printed: percentages are percentages.
+
+pub mod fields;
+pub mod head;
+pub mod spec;
+pub mod startup;
+pub mod stats;
+
+use serde::Serialize;
+
+use crate::Parsed;
+
+pub use spec::SpecDecoding;
+pub use startup::{Blocks, EngineConfig, KvCacheSize, MaxConcurrency, NumGpuBlocks, Preemptions};
+pub use stats::{Iteration, PrefixCacheV0, VllmStats};
+
+/// Substrings at least one of which every line this module parses contains.
+pub const ANCHORS: &[&str] = &[
+    "throughput: ",
+    "Running: ",
+    "RUNNING: ",
+    "Prefix cache hit rate: GPU: ",
+    "Speculative metrics: ",
+    "SpecDecoding metrics: ",
+    " blocks: ",
+    "KV cache size: ",
+    "Maximum concurrency for ",
+    "num_gpu_blocks is: ",
+    " with config: ",
+    "total_num_cumulative_preemption=",
+    "Iteration(",
+];
+
+/// What one vLLM line says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum VllmRecord<'a> {
+    /// The periodic stats summary (every era, V0 and V1).
+    Stats(VllmStats<'a>),
+    /// V0's separate `Prefix cache hit rate: GPU: X%, CPU: Y%` line (0.5.5 to 0.11.0).
+    PrefixCacheV0(PrefixCacheV0),
+    /// `Speculative metrics:` (V0) and `SpecDecoding metrics:` (V1) lines.
+    SpecDecoding(SpecDecoding),
+    /// `GPU KV cache size: N tokens` (0.8.0+), possibly joined with the max-concurrency line.
+    KvCacheSize(KvCacheSize<'a>),
+    /// `Maximum concurrency for N tokens per request: X.XXx`.
+    MaxConcurrency(MaxConcurrency),
+    /// `# GPU blocks: N, # CPU blocks: M` and its device-word variants.
+    Blocks(Blocks<'a>),
+    /// `Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N`.
+    NumGpuBlocks(NumGpuBlocks),
+    /// `Initializing ... LLM engine (vX) with config: model='...', ...`: names the model.
+    EngineConfig(EngineConfig<'a>),
+    /// V0's every-50th preemption warning, carrying `total_num_cumulative_preemption=N`.
+    Preemptions(Preemptions),
+    /// `Iteration(N): ...` detail lines (`--enable-logging-iteration-details`, 0.14+).
+    Iteration(Iteration<'a>),
+}
+
+impl VllmRecord<'_> {
+    /// The `grammar` label for lines that produce this record.
+    pub fn grammar(&self) -> &'static str {
+        match self {
+            VllmRecord::Stats(_) => "vllm_stats",
+            VllmRecord::PrefixCacheV0(_) => "vllm_prefix_cache",
+            VllmRecord::SpecDecoding(_) => "vllm_spec_decoding",
+            VllmRecord::KvCacheSize(_)
+            | VllmRecord::MaxConcurrency(_)
+            | VllmRecord::Blocks(_)
+            | VllmRecord::NumGpuBlocks(_) => "vllm_capacity",
+            VllmRecord::EngineConfig(_) => "vllm_config",
+            VllmRecord::Preemptions(_) => "vllm_preemption",
+            VllmRecord::Iteration(_) => "vllm_iteration",
+        }
+    }
+}
+
+/// Parses a line that contains one of [`ANCHORS`].
+pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    let head = head::split(line);
+    let message = head.message;
+    let record = stats::parse(message)
+        .or_else(|| spec::parse(message))
+        .or_else(|| startup::parse(message))?;
+    Some(Parsed { time: head.time, process: head.process, record: crate::Record::Vllm(record) })
+}

@@ -1,0 +1,178 @@
+//! Startup lines: KV-cache capacity, block counts, the engine config (which names the
+//! model), and V0's cumulative preemption warning.
+//!
+//! - `# GPU blocks: N, # CPU blocks: M` (V0; the device word was `GPU`, `TPU`, `HPU`, then the
+//!   dispatch key `CUDA`/`XLA` in 0.7.0 to 0.7.2, then the device name `cuda`/`rocm`/`npu` from 0.7.3;
+//!   the CPU executor printed `# CPU blocks: N` alone, V1 0.6.4 to 0.7.3 `# GPU blocks: N` alone).
+//! - `GPU KV cache size: 2,042,016 tokens` (0.8.0+, thousands separators; `%s KV cache size` with the
+//!   device word from 0.30) and `Maximum concurrency for 32,768 tokens per request: 1.30x`, on one
+//!   line joined by `, ` from 0.28.
+//! - `Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N` (0.9.1+).
+//! - `Initializing an LLM engine (v0.4.0) with config: model='...', ..., served_model_name=..., ...`
+//!   and its `a V0`/`a V1` forms. `Dumping input data for V1 LLM engine` (a crash dump with the same
+//!   config) is deliberately not a match.
+//! - V0 scheduler warning every 50th preemption: `... total_num_cumulative_preemption=N`.
+
+use nom::{
+    branch::alt,
+    bytes::complete::{is_not, tag, take_while1},
+    character::complete::char,
+    combinator::opt,
+    sequence::delimited,
+    IResult, Parser,
+};
+use serde::Serialize;
+
+use super::fields::whole;
+use super::stats::scope;
+use super::VllmRecord;
+use crate::number::{float, grouped_uint, uint};
+
+/// `# <DEV> blocks: N[, # CPU blocks: M]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Blocks<'a> {
+    pub device: &'a str,
+    pub device_blocks: u64,
+    /// The CPU swap-space blocks, when printed after the device's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_blocks: Option<u64>,
+}
+
+/// `<DEV> KV cache size: N tokens[, Maximum concurrency for ...]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KvCacheSize<'a> {
+    pub device: &'a str,
+    pub tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<MaxConcurrency>,
+}
+
+/// `Maximum concurrency for N tokens per request: X.XXx`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MaxConcurrency {
+    pub tokens_per_request: u64,
+    pub concurrency: f64,
+}
+
+/// `Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: N`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NumGpuBlocks {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregated_engines: Option<u32>,
+    pub blocks: u64,
+}
+
+/// The engine config line. `model` is as Python's `repr` printed it, quotes removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<&'a str>,
+    pub model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_model_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_seq_len: Option<u64>,
+}
+
+/// V0's `total_num_cumulative_preemption=N`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Preemptions {
+    pub cumulative: u64,
+}
+
+/// Parses a startup or preemption message.
+pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
+    let message = message.trim_end();
+    if message.starts_with("# ") {
+        return whole(message, blocks).map(VllmRecord::Blocks);
+    }
+    if message.starts_with("Maximum concurrency for ") {
+        return whole(message, max_concurrency).map(VllmRecord::MaxConcurrency);
+    }
+    if message.starts_with("Initializing a") {
+        return engine_config(message).map(VllmRecord::EngineConfig);
+    }
+    if let Some(at) = message.find("total_num_cumulative_preemption=") {
+        if !message.contains(" is preempted by ") {
+            return None;
+        }
+        let cumulative = whole(&message[at + "total_num_cumulative_preemption=".len()..], uint)?;
+        return Some(VllmRecord::Preemptions(Preemptions { cumulative }));
+    }
+    let (scope, body) = scope(message);
+    if let Some(rest) = body.strip_prefix("vllm cache_config_info with initialization after num_gpu_blocks is: ") {
+        return Some(VllmRecord::NumGpuBlocks(NumGpuBlocks {
+            engine: scope.engine,
+            aggregated_engines: scope.aggregated_engines,
+            blocks: whole(rest, uint)?,
+        }));
+    }
+    // The aggregated logger says `2 Engines: vllm cache_config_info ...` (no "Aggregated").
+    if let Ok((rest, (engines, _))) = (uint, tag(" Engines: vllm cache_config_info with initialization after num_gpu_blocks is: ")).parse(message) {
+        return Some(VllmRecord::NumGpuBlocks(NumGpuBlocks {
+            engine: None,
+            aggregated_engines: Some(u32::try_from(engines).ok()?),
+            blocks: whole(rest, uint)?,
+        }));
+    }
+    whole(message, kv_cache_size).map(VllmRecord::KvCacheSize)
+}
+
+fn blocks(input: &str) -> IResult<&str, Blocks<'_>> {
+    (
+        tag("# "),
+        take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+        tag(" blocks: "),
+        uint,
+        opt((tag(", # CPU blocks: "), uint).map(|(_, n)| n)),
+    )
+        .map(|(_, device, _, device_blocks, cpu_blocks)| Blocks { device, device_blocks, cpu_blocks })
+        .parse(input)
+}
+
+fn max_concurrency(input: &str) -> IResult<&str, MaxConcurrency> {
+    (tag("Maximum concurrency for "), grouped_uint, tag(" tokens per request: "), float, char('x'))
+        .map(|(_, tokens_per_request, _, concurrency, _)| MaxConcurrency { tokens_per_request, concurrency })
+        .parse(input)
+}
+
+fn kv_cache_size(input: &str) -> IResult<&str, KvCacheSize<'_>> {
+    (
+        take_while1(|c: char| c.is_ascii_uppercase() || c.is_ascii_digit()),
+        tag(" KV cache size: "),
+        grouped_uint,
+        tag(" tokens"),
+        opt((tag(", "), max_concurrency).map(|(_, m)| m)),
+    )
+        .map(|(device, _, tokens, _, max_concurrency)| KvCacheSize { device, tokens, max_concurrency })
+        .parse(input)
+}
+
+/// `'Qwen/Qwen3-8B'` or, for a name with a single quote in it, `"..."`.
+fn python_str(input: &str) -> IResult<&str, &str> {
+    alt((delimited(char('\''), is_not("'"), char('\'')), delimited(char('"'), is_not("\""), char('"')))).parse(input)
+}
+
+fn engine_config(message: &str) -> Option<EngineConfig<'_>> {
+    let header: IResult<&str, _> = (
+        alt((tag("Initializing an LLM engine"), tag("Initializing a V0 LLM engine"), tag("Initializing a V1 LLM engine"))),
+        opt(delimited(tag(" (v"), is_not(")"), char(')'))),
+        tag(" with config: model="),
+    )
+        .parse(message);
+    let (rest, (_, version, _)) = header.ok()?;
+    let (config, model) = python_str(rest).ok()?;
+    let served_model_name = key_value(config, ", served_model_name=").map(|v| v.trim_matches('\''));
+    let max_seq_len = key_value(config, ", max_seq_len=").and_then(|v| v.parse().ok());
+    Some(EngineConfig { version, model, served_model_name, max_seq_len })
+}
+
+/// The unquoted value after `key` in a `k=v, k=v` config string.
+fn key_value<'a>(config: &'a str, key: &str) -> Option<&'a str> {
+    let at = config.find(key)? + key.len();
+    let value = &config[at..];
+    let end = value.find(", ").unwrap_or(value.len());
+    Some(&value[..end]).filter(|v| !v.is_empty())
+}

@@ -1,0 +1,329 @@
+//! The periodic stats summary, every shape it has had:
+//!
+//! - 0.1.7 to 0.11.0 (V0): `Avg prompt throughput: X tokens/s, Avg generation throughput: X tokens/s,
+//!   Running: N reqs, Swapped: N reqs, Pending: N reqs, GPU KV cache usage: X%, CPU KV cache usage: X%`
+//!   (a trailing `.` from 0.4.3), plus the separate `Prefix cache hit rate: GPU: X%, CPU: Y%` (0.5.5+);
+//! - 0.6.4 to 0.6.6 (experimental V1): `RUNNING: N | WAITING: N`; 0.7.0: `Running: N reqs, Waiting: N reqs `;
+//! - 0.7.1+ (V1): the throughputs, `Running`, `Waiting`, then optional fields and
+//!   `<DEVICE> KV cache usage: X%`, behind `Engine NNN: ` (0.8.3+) or `N Engines Aggregated: ` (0.11.1+);
+//! - `Iteration(N): ...` detail lines (0.14+, opt-in).
+//!
+//! A line is only a stats line when its message *starts* with the stats text: request logs
+//! and tracebacks that quote it further in are not stats. A known key with a value that is not
+//! exactly what vLLM prints (a cut-off line) rejects the whole line; an unknown key is skipped.
+
+use nom::{
+    bytes::complete::{tag, take_while1},
+    combinator::opt,
+    IResult, Parser,
+};
+use serde::Serialize;
+
+use super::fields::{fields, set_once as set, whole, Field};
+use super::VllmRecord;
+use crate::number::{float, uint};
+
+/// The stats summary. Every field is what the line printed, `None` where it printed nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct VllmStats<'a> {
+    /// `Engine 003: ` gives 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<u32>,
+    /// `2 Engines Aggregated: ` gives 2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aggregated_engines: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_throughput: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation_throughput: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<u64>,
+    /// V1's `Waiting` (which includes `Deferred` from 0.20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<u64>,
+    /// V0's `Pending`: the same queue V1 calls waiting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<u64>,
+    /// V0's `Swapped`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swapped: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deferred: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_fetch_waiting_to_start: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_fetch_in_progress: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_fetch_completed_waiting: Option<u64>,
+    /// Preemptions in this interval (V1 0.11.1+, printed only when non-zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemptions: Option<u64>,
+    /// The device word before `KV cache usage`: `GPU`, `XPU`, `NPU`, `CPU`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_device: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_percent: Option<f64>,
+    /// V0's `CPU KV cache usage`: the swap space, not a device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_swap_usage_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_cache_hit_rate_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrupted: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_prefix_cache_hit_rate_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mm_cache_hit_rate_percent: Option<f64>,
+}
+
+/// V0's prefix-cache line, `Prefix cache hit rate: GPU: X%, CPU: Y%`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrefixCacheV0 {
+    pub gpu_hit_rate_percent: f64,
+    pub cpu_hit_rate_percent: f64,
+}
+
+/// One scheduler step, from `--enable-logging-iteration-details`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Iteration<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<u32>,
+    pub iteration: u64,
+    pub context_requests: u64,
+    pub context_tokens: u64,
+    pub generation_requests: u64,
+    pub generation_tokens: u64,
+    pub elapsed_ms: f64,
+    /// A data-parallel padding step (0.23+ prints ` (dummy)`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dummy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_device: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoder_inputs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoder_output_embeddings: Option<u64>,
+}
+
+/// Which engine a line speaks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub engine: Option<u32>,
+    pub aggregated_engines: Option<u32>,
+}
+
+/// `Engine 003: `, `2 Engines Aggregated: `, or nothing.
+pub fn scope(message: &str) -> (Scope, &str) {
+    let mut engine = (tag("Engine "), uint, tag(": ")).map(|(_, n, _)| n);
+    if let Ok((rest, n)) = engine.parse(message) {
+        if let Ok(n) = u32::try_from(n) {
+            return (Scope { engine: Some(n), aggregated_engines: None }, rest);
+        }
+    }
+    let mut aggregated = (uint, tag(" Engines Aggregated: ")).map(|(n, _)| n);
+    if let Ok((rest, n)) = aggregated.parse(message) {
+        if let Ok(n) = u32::try_from(n) {
+            return (Scope { engine: None, aggregated_engines: Some(n) }, rest);
+        }
+    }
+    (Scope::default(), message)
+}
+
+/// Parses a message that may be a stats, V0 prefix-cache or iteration line.
+pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
+    if let Some(rest) = message.strip_prefix("Prefix cache hit rate: GPU: ") {
+        return prefix_cache_v0(rest).map(VllmRecord::PrefixCacheV0);
+    }
+    let (scope, body) = scope(message);
+    if body.starts_with("Iteration(") {
+        return iteration(scope, body).map(VllmRecord::Iteration);
+    }
+    if let Some(rest) = body.strip_prefix("RUNNING: ") {
+        return running_waiting_0_6(scope, rest).map(VllmRecord::Stats);
+    }
+    if body.starts_with("Avg prompt throughput: ") || body.starts_with("Running: ") {
+        return summary(scope, body).map(VllmRecord::Stats);
+    }
+    None
+}
+
+fn with_unit<'a>(unit: &'static str) -> impl Parser<&'a str, Output = f64, Error = nom::error::Error<&'a str>> {
+    (float, tag(unit)).map(|(v, _)| v)
+}
+
+fn count_with_unit<'a>(unit: &'static str) -> impl Parser<&'a str, Output = u64, Error = nom::error::Error<&'a str>> {
+    (uint, tag(unit)).map(|(v, _)| v)
+}
+
+fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
+    // V0 from 0.4.3 and V1 0.7.1-0.7.2 end in `.`; 0.7.0 in a space.
+    let body = body.trim_end();
+    let body = body.strip_suffix('.').unwrap_or(body);
+    let mut stats = VllmStats { engine: scope.engine, aggregated_engines: scope.aggregated_engines, ..VllmStats::default() };
+    let mut usages: [Option<(&str, f64)>; 2] = [None, None];
+    for field in fields(body) {
+        let Field { key, value } = field.ok()?;
+        match key {
+            "Avg prompt throughput" => set(&mut stats.prompt_throughput, whole(value, with_unit(" tokens/s")))?,
+            "Avg generation throughput" => set(&mut stats.generation_throughput, whole(value, with_unit(" tokens/s")))?,
+            "Running" => set(&mut stats.running, whole(value, count_with_unit(" reqs")))?,
+            "Waiting" => set(&mut stats.waiting, whole(value, count_with_unit(" reqs")))?,
+            "Pending" => set(&mut stats.pending, whole(value, count_with_unit(" reqs")))?,
+            "Swapped" => set(&mut stats.swapped, whole(value, count_with_unit(" reqs")))?,
+            "Deferred" => set(&mut stats.deferred, whole(value, count_with_unit(" reqs")))?,
+            "Corrupted" => set(&mut stats.corrupted, whole(value, count_with_unit(" reqs")))?,
+            "Preemptions" => set(&mut stats.preemptions, whole(value, uint))?,
+            "KV fetch" => {
+                let (a, b, c) = whole(
+                    value,
+                    (
+                        count_with_unit(" waiting to start, "),
+                        count_with_unit(" in progress, "),
+                        count_with_unit(" completed waiting"),
+                    ),
+                )?;
+                set(&mut stats.kv_fetch_waiting_to_start, Some(a))?;
+                set(&mut stats.kv_fetch_in_progress, Some(b))?;
+                set(&mut stats.kv_fetch_completed_waiting, Some(c))?;
+            }
+            "Prefix cache hit rate" => set(&mut stats.prefix_cache_hit_rate_percent, whole(value, with_unit("%")))?,
+            "External prefix cache hit rate" => {
+                set(&mut stats.external_prefix_cache_hit_rate_percent, whole(value, with_unit("%")))?
+            }
+            "MM cache hit rate" => set(&mut stats.mm_cache_hit_rate_percent, whole(value, with_unit("%")))?,
+            _ => {
+                if let Some(device) = key.strip_suffix(" KV cache usage") {
+                    if !is_device_word(device) {
+                        return None;
+                    }
+                    let percent = whole(value, with_unit("%"))?;
+                    let free = usages.iter_mut().find(|u| u.is_none())?;
+                    *free = Some((device, percent));
+                } else if !is_key(key) {
+                    return None;
+                }
+                // Any other key is a field from a newer vLLM: skipped, never an error.
+            }
+        }
+    }
+    let v0 = stats.pending.is_some() || stats.swapped.is_some();
+    if v0 {
+        // V0 prints `GPU KV cache usage` (whatever the hardware) and `CPU KV cache usage` (swap).
+        for (device, percent) in usages.into_iter().flatten() {
+            match device {
+                "GPU" => set(&mut stats.kv_cache_usage_percent, Some(percent))?,
+                "CPU" => set(&mut stats.cpu_swap_usage_percent, Some(percent))?,
+                _ => return None,
+            }
+        }
+        stats.kv_cache_device = Some("GPU");
+        let complete = stats.prompt_throughput.is_some()
+            && stats.generation_throughput.is_some()
+            && stats.running.is_some()
+            && stats.swapped.is_some()
+            && stats.pending.is_some()
+            && stats.kv_cache_usage_percent.is_some()
+            && stats.cpu_swap_usage_percent.is_some()
+            && stats.waiting.is_none();
+        return complete.then_some(stats);
+    }
+    match usages {
+        [Some((device, percent)), None] => {
+            stats.kv_cache_device = Some(device);
+            stats.kv_cache_usage_percent = Some(percent);
+        }
+        [None, None] => {}
+        _ => return None,
+    }
+    let has_throughput = stats.prompt_throughput.is_some() || stats.generation_throughput.is_some();
+    let complete = if has_throughput {
+        // 0.7.1 and later: both throughputs, both queues and the KV usage are always printed.
+        stats.prompt_throughput.is_some()
+            && stats.generation_throughput.is_some()
+            && stats.running.is_some()
+            && stats.waiting.is_some()
+            && stats.kv_cache_usage_percent.is_some()
+    } else {
+        // 0.7.0 printed only `Running: N reqs, Waiting: N reqs `.
+        stats.running.is_some() && stats.waiting.is_some() && stats.kv_cache_usage_percent.is_none()
+    };
+    complete.then_some(stats)
+}
+
+/// `GPU`, `XPU`, `NPU`, `CPU`, `TPU`, `HPU`, ...: `device_type.upper()` in vLLM 0.30+.
+fn is_device_word(word: &str) -> bool {
+    !word.is_empty() && word.len() <= 16 && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
+/// A plausible field name: what vLLM's future fields will look like, and what a message
+/// that merely contains `: ` after a comma (prose, a traceback) does not.
+fn is_key(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && key.len() <= 64
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'/' | b'(' | b')'))
+}
+
+/// The experimental V1 engine's `RUNNING: 3 | WAITING: 1` (0.6.4 to 0.6.6).
+fn running_waiting_0_6(scope: Scope, rest: &str) -> Option<VllmStats<'static>> {
+    let (running, waiting) = whole(rest.trim_end(), (uint, tag(" | WAITING: "), uint).map(|(r, _, w)| (r, w)))?;
+    Some(VllmStats {
+        engine: scope.engine,
+        aggregated_engines: scope.aggregated_engines,
+        running: Some(running),
+        waiting: Some(waiting),
+        ..VllmStats::default()
+    })
+}
+
+fn prefix_cache_v0(rest: &str) -> Option<PrefixCacheV0> {
+    let (gpu, cpu) = whole(rest.trim_end(), (float, tag("%, CPU: "), float, tag("%")).map(|(g, _, c, _)| (g, c)))?;
+    Some(PrefixCacheV0 { gpu_hit_rate_percent: gpu, cpu_hit_rate_percent: cpu })
+}
+
+fn device_usage(input: &str) -> IResult<&str, (&str, f64)> {
+    (
+        tag(", "),
+        take_while1(|c: char| c.is_ascii_uppercase() || c.is_ascii_digit()),
+        tag(" KV cache usage: "),
+        float,
+        tag("%"),
+    )
+        .map(|(_, device, _, percent, _)| (device, percent))
+        .parse(input)
+}
+
+fn iteration(scope: Scope, body: &str) -> Option<Iteration<'_>> {
+    let (iteration, (ctx_req, ctx_tok, gen_req, gen_tok), elapsed_ms, dummy, usage, encoder) = whole(
+        body.trim_end(),
+        (
+            (tag("Iteration("), uint, tag("): ")).map(|(_, n, _)| n),
+            (
+                count_with_unit(" context requests, "),
+                count_with_unit(" context tokens, "),
+                count_with_unit(" generation requests, "),
+                count_with_unit(" generation tokens, iteration elapsed time: "),
+            ),
+            with_unit(" ms"),
+            opt(tag(" (dummy)")).map(|d| d.is_some()),
+            opt(device_usage),
+            opt((tag(", encoder inputs: "), uint, tag(", encoder output embeddings: "), uint).map(|(_, a, _, b)| (a, b))),
+        ),
+    )?;
+    Some(Iteration {
+        engine: scope.engine,
+        iteration,
+        context_requests: ctx_req,
+        context_tokens: ctx_tok,
+        generation_requests: gen_req,
+        generation_tokens: gen_tok,
+        elapsed_ms,
+        dummy,
+        kv_cache_device: usage.map(|u| u.0),
+        kv_cache_usage_percent: usage.map(|u| u.1),
+        encoder_inputs: encoder.map(|e| e.0),
+        encoder_output_embeddings: encoder.map(|e| e.1),
+    })
+}
