@@ -1,0 +1,11 @@
+//! llmtail: follows the logs of LLM inference engines and serves what their stats lines say
+//! as Prometheus metrics, under the engines' own metric names.
+//!
+//! The data flow is one module per stage:
+//! [`source`] (files, rotation, offsets) -> `envelope` (docker, CRI, JSON, ANSI) ->
+//! `llmtail_grammars` (what a line says) -> `state` (per-engine gauges and counters) ->
+//! `exposition` (the HTTP endpoints).
+
+#![forbid(unsafe_code)]
+
+pub mod source;

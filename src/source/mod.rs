@@ -1,0 +1,88 @@
+//! Source: the files (or stdin) we follow, turned into complete lines.
+//!
+//! This is the first stage of the flow `source -> envelope -> grammar -> state -> exposition`.
+//! It knows nothing about what lines mean. It owns every file descriptor, notices rotation,
+//! truncation and files that appear late, and hands the next stage complete lines (never a
+//! line before its `\n`) together with what happened to the file.
+//!
+//! The contract with the next stage is the [`Sink`] trait: the reader calls it from its own
+//! thread, in order, and the sink must not block for long.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where lines come from, as the user named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogSpec {
+    /// One path; it may not exist yet.
+    Path(PathBuf),
+    /// A glob such as `/var/log/vllm/*.log`; files that match later are picked up.
+    Glob(String),
+    /// `-`: standard input.
+    Stdin,
+}
+
+/// Where to start in a file that already exists when the agent starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StartFrom {
+    /// Read what the file holds, then follow (rebuilds the current state).
+    #[default]
+    Start,
+    /// Only follow what is written from now on.
+    End,
+}
+
+/// Identifies one followed file for the life of the process. The sink learns its label
+/// from [`TailEvent::Discovered`] before any line of it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LogId(pub u32);
+
+/// Why bytes were dropped instead of becoming a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SkipReason {
+    /// A line longer than `--max-line-bytes`, skipped up to its `\n`.
+    TooLong,
+    /// The unterminated tail of a file that was truncated, rotated away or closed.
+    TruncatedPartial,
+}
+
+impl SkipReason {
+    /// The `reason` label of `llmtail_lines_skipped_total`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::TooLong => "too_long",
+            SkipReason::TruncatedPartial => "truncated_partial",
+        }
+    }
+}
+
+/// What happened to a followed file, besides lines.
+#[derive(Debug)]
+pub enum TailEvent {
+    /// A file is followed from now on under `label` (the path as given, or as the glob matched it);
+    /// `source` is the index of the [`LogSpec`] it came from.
+    Discovered { label: Arc<str>, source: usize },
+    /// The file was opened (or reopened after rotation).
+    Opened,
+    /// The file is closed (deleted and drained, or the agent stops).
+    Closed,
+    /// The path now names another file; the old one was drained first.
+    Rotated,
+    /// The file became shorter than what was read; reading starts again at 0.
+    Truncated,
+    /// The file exists but could not be opened; it is retried with backoff.
+    OpenFailed(std::io::Error),
+    /// Bytes that did not become a line.
+    Skipped(SkipReason),
+    /// The byte offset read so far in the current file, after a batch of lines.
+    Offset(u64),
+}
+
+/// The next stage. Called from the reader thread.
+pub trait Sink: Send {
+    /// A batch of complete lines of one file, without their `\n` (a trailing `\r` is kept:
+    /// CRLF handling belongs to the envelope).
+    fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>);
+    /// Something happened to a file.
+    fn event(&mut self, log: LogId, event: TailEvent);
+}

@@ -1,0 +1,5 @@
+//! The one integration-test binary. Each module is one capability, driven the way a user
+//! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
+
+mod support;
+mod tailing;

@@ -1,0 +1,1 @@
+//! Tailing scenarios: rotation, truncation, late files, hostile bytes.
