@@ -36,7 +36,11 @@ static LEVELS: LazyLock<AhoCorasick> = LazyLock::new(|| {
 pub fn split(line: &str) -> Head<'_> {
     for found in LEVELS.find_iter(line) {
         if let Ok((message, time)) = after_level(&line[found.end()..]) {
-            return Head { time: Some(time), process: last_process(&line[..found.start()]), message };
+            return Head {
+                time: Some(time),
+                process: last_process(&line[..found.start()]),
+                message,
+            };
         }
     }
     let mut message = line;
@@ -45,7 +49,11 @@ pub fn split(line: &str) -> Head<'_> {
         process = Some(name);
         message = rest;
     }
-    Head { time: None, process, message }
+    Head {
+        time: None,
+        process,
+        message,
+    }
 }
 
 fn two_digits(input: &str) -> IResult<&str, u8> {
@@ -77,23 +85,64 @@ fn after_level(input: &str) -> IResult<&str, LogTime> {
         tag("] "),
     )
         .parse(input)?;
-    let valid = (1..=12).contains(&month) && (1..=31).contains(&day) && hour < 24 && minute < 60 && second < 61;
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 61;
     if !valid {
-        return Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify)));
+        return Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Verify,
+        )));
     }
-    Ok((input, LogTime { year: None, month, day, hour, minute, second, nanos: 0 }))
+    Ok((
+        input,
+        LogTime {
+            year: None,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            nanos: 0,
+        },
+    ))
 }
 
 /// The name in the last `(Name pid=N)` (or Ray's `(Name pid=N, ip=A.B.C.D)`) group.
+///
+/// The name is read back to its matching `(`, so Ray Data's nested actor names
+/// (`(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=41262, ip=10.0.70.78)`) stay whole; SkyPilot's
+/// `(task, pid=17433)` puts a comma before `pid`, which is not part of the name.
 fn last_process(before_head: &str) -> Option<&str> {
     let finder = memmem::rfind_iter(before_head.as_bytes(), b" pid=");
     for at in finder {
-        let open = before_head[..at].rfind('(')?;
-        let name = &before_head[open + 1..at];
         let tail = &before_head[at + 5..];
         let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && matches!(tail.as_bytes().get(digits), Some(b')') | Some(b',')) && !name.is_empty() && !name.contains(')') {
+        if digits == 0 || !matches!(tail.as_bytes().get(digits), Some(b')') | Some(b',')) {
+            continue;
+        }
+        if let Some(name) = group_name(&before_head[..at]) {
             return Some(name);
+        }
+    }
+    None
+}
+
+/// The name that ends `before_pid`, back to the `(` that opens its group; `None` when the
+/// parentheses do not balance or the name is empty.
+fn group_name(before_pid: &str) -> Option<&str> {
+    let mut depth = 0usize;
+    for (i, b) in before_pid.bytes().enumerate().rev() {
+        match b {
+            b')' => depth += 1,
+            b'(' if depth == 0 => {
+                let name = before_pid[i + 1..].trim_end_matches(',');
+                return (!name.is_empty()).then_some(name);
+            }
+            b'(' => depth -= 1,
+            _ => {}
         }
     }
     None
@@ -102,11 +151,12 @@ fn last_process(before_head: &str) -> Option<&str> {
 /// One leading `(Name pid=N) ` group.
 fn process_prefix(input: &str) -> Option<(&str, &str)> {
     let rest = input.strip_prefix('(')?;
-    let close = rest.find(')')?;
-    let group = &rest[..close];
-    let at = group.find(" pid=")?;
+    let at = rest.find(" pid=")?;
+    let name = group_name(&input[..at + 1])
+        .filter(|name| rest.starts_with(name) && name.len() + 1 >= at)?;
+    let close = at + rest[at..].find(')')?;
     let after = rest[close + 1..].strip_prefix(' ')?;
-    Some((&group[..at], after))
+    Some((name, after))
 }
 
 #[cfg(test)]
@@ -142,7 +192,20 @@ mod tests {
     #[test]
     fn without_a_head_the_line_is_the_message() {
         let h = split("(APIServer pid=1) Engine 000: m");
-        assert_eq!((h.time, h.process, h.message), (None, Some("APIServer"), "Engine 000: m"));
+        assert_eq!(
+            (h.time, h.process, h.message),
+            (None, Some("APIServer"), "Engine 000: m")
+        );
+    }
+
+    #[test]
+    fn reads_nested_ray_names_and_skypilot_commas() {
+        let h = split("(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=41262, ip=10.0.70.78) INFO 11-13 00:47:18 [loggers.py:147] m");
+        assert_eq!(h.process, Some("MapWorker(MapBatches(vLLMEngineStageUDF))"));
+        let h = split("(task, pid=17433) INFO 03-28 04:32:50 metrics.py:218] m");
+        assert_eq!(h.process, Some("task"));
+        let h = split("(task, pid=17433) Avg prompt");
+        assert_eq!((h.process, h.message), (Some("task"), "Avg prompt"));
     }
 
     #[test]
