@@ -31,9 +31,9 @@ pub fn int(input: &str) -> IResult<&str, i64> {
 /// `1,234, Maximum` stops after `1,234`.
 pub fn grouped_uint(input: &str) -> IResult<&str, u64> {
     let (mut rest, first) = digit1(input)?;
-    let mut value: u64 = first
-        .parse()
-        .map_err(|_| nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit)))?;
+    let mut value: u64 = first.parse().map_err(|_| {
+        nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit))
+    })?;
     loop {
         let bytes = rest.as_bytes();
         if bytes.len() >= 4
@@ -44,7 +44,12 @@ pub fn grouped_uint(input: &str) -> IResult<&str, u64> {
             value = value
                 .checked_mul(1000)
                 .and_then(|v| v.checked_add(rest[1..4].parse::<u64>().ok()?))
-                .ok_or_else(|| nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TooLarge)))?;
+                .ok_or_else(|| {
+                    nom::Err::Error(nom::error::Error::new(
+                        input,
+                        nom::error::ErrorKind::TooLarge,
+                    ))
+                })?;
             rest = &rest[4..];
         } else {
             return Ok((rest, value));

@@ -110,12 +110,17 @@ mod tests {
     use super::*;
 
     fn pairs(list: &str) -> Vec<(&str, &str)> {
-        fields(list).map(|f| f.map(|f| (f.key, f.value)).unwrap_or(("!", "!"))).collect()
+        fields(list)
+            .map(|f| f.map(|f| (f.key, f.value)).unwrap_or(("!", "!")))
+            .collect()
     }
 
     #[test]
     fn splits_plain_fields() {
-        assert_eq!(pairs("Running: 3 reqs, Waiting: 1 reqs"), [("Running", "3 reqs"), ("Waiting", "1 reqs")]);
+        assert_eq!(
+            pairs("Running: 3 reqs, Waiting: 1 reqs"),
+            [("Running", "3 reqs"), ("Waiting", "1 reqs")]
+        );
     }
 
     #[test]
@@ -126,7 +131,10 @@ mod tests {
         );
         assert_eq!(
             pairs("Per-position acceptance rate: 0.800, 0.600, Avg Draft acceptance rate: 70.0%"),
-            [("Per-position acceptance rate", "0.800, 0.600"), ("Avg Draft acceptance rate", "70.0%")]
+            [
+                ("Per-position acceptance rate", "0.800, 0.600"),
+                ("Avg Draft acceptance rate", "70.0%")
+            ]
         );
     }
 
@@ -134,7 +142,11 @@ mod tests {
     fn splits_the_0_7_1_missing_comma() {
         assert_eq!(
             pairs("Running: 1 reqs, Waiting: 0 reqs GPU KV cache usage: 7.8%"),
-            [("Running", "1 reqs"), ("Waiting", "0 reqs"), ("GPU KV cache usage", "7.8%")]
+            [
+                ("Running", "1 reqs"),
+                ("Waiting", "0 reqs"),
+                ("GPU KV cache usage", "7.8%")
+            ]
         );
     }
 

@@ -88,5 +88,9 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
     let record = stats::parse(message)
         .or_else(|| spec::parse(message))
         .or_else(|| startup::parse(message))?;
-    Some(Parsed { time: head.time, process: head.process, record: crate::Record::Vllm(record) })
+    Some(Parsed {
+        time: head.time,
+        process: head.process,
+        record: crate::Record::Vllm(record),
+    })
 }

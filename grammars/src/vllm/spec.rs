@@ -55,32 +55,56 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
         return None;
     };
     let list = list.trim_end();
-    let list = if cumulative { list.strip_suffix('.')? } else { list };
-    let mut spec = SpecDecoding { cumulative, ..SpecDecoding::default() };
+    let list = if cumulative {
+        list.strip_suffix('.')?
+    } else {
+        list
+    };
+    let mut spec = SpecDecoding {
+        cumulative,
+        ..SpecDecoding::default()
+    };
     let (mut accepted, mut drafted) = (None, None);
     for field in fields(list) {
         let Field { key, value } = field.ok()?;
         match (cumulative, key) {
-            (true, "Draft acceptance rate") => set(&mut spec.draft_acceptance_rate, whole(value, float))?,
+            (true, "Draft acceptance rate") => {
+                set(&mut spec.draft_acceptance_rate, whole(value, float))?
+            }
             (true, "System efficiency") => set(&mut spec.system_efficiency, whole(value, float))?,
-            (true, "Number of speculative tokens") => set(&mut spec.num_speculative_tokens, whole(value, uint))?,
+            (true, "Number of speculative tokens") => {
+                set(&mut spec.num_speculative_tokens, whole(value, uint))?
+            }
             (true, "Number of accepted tokens") => set(&mut accepted, whole(value, uint))?,
-            (true, "Number of draft tokens" | "Number of draft tokens tokens") => set(&mut drafted, whole(value, uint))?,
+            (true, "Number of draft tokens" | "Number of draft tokens tokens") => {
+                set(&mut drafted, whole(value, uint))?
+            }
             (true, "Number of emitted tokens" | "Number of emitted tokens tokens") => {
                 set(&mut spec.emitted_tokens, whole(value, uint))?
             }
-            (false, "Draft acceptance rate" | "Avg Draft acceptance rate") => {
-                set(&mut spec.draft_acceptance_rate_percent, whole(value, (float, tag("%")).map(|(v, _)| v)))?
+            (false, "Draft acceptance rate" | "Avg Draft acceptance rate") => set(
+                &mut spec.draft_acceptance_rate_percent,
+                whole(value, (float, tag("%")).map(|(v, _)| v)),
+            )?,
+            (false, "Mean acceptance length") => {
+                set(&mut spec.mean_acceptance_length, whole(value, float))?
             }
-            (false, "Mean acceptance length") => set(&mut spec.mean_acceptance_length, whole(value, float))?,
-            (false, "Accepted throughput") => {
-                set(&mut spec.accepted_throughput, whole(value, (float, tag(" tokens/s")).map(|(v, _)| v)))?
-            }
-            (false, "Drafted throughput") => {
-                set(&mut spec.drafted_throughput, whole(value, (float, tag(" tokens/s")).map(|(v, _)| v)))?
-            }
-            (false, "Accepted") => set(&mut accepted, whole(value, (uint, tag(" tokens")).map(|(v, _)| v)))?,
-            (false, "Drafted") => set(&mut drafted, whole(value, (uint, tag(" tokens")).map(|(v, _)| v)))?,
+            (false, "Accepted throughput") => set(
+                &mut spec.accepted_throughput,
+                whole(value, (float, tag(" tokens/s")).map(|(v, _)| v)),
+            )?,
+            (false, "Drafted throughput") => set(
+                &mut spec.drafted_throughput,
+                whole(value, (float, tag(" tokens/s")).map(|(v, _)| v)),
+            )?,
+            (false, "Accepted") => set(
+                &mut accepted,
+                whole(value, (uint, tag(" tokens")).map(|(v, _)| v)),
+            )?,
+            (false, "Drafted") => set(
+                &mut drafted,
+                whole(value, (uint, tag(" tokens")).map(|(v, _)| v)),
+            )?,
             (false, "Per-position acceptance rate") => {
                 if !spec.per_position_acceptance_rate.is_empty() {
                     return None;

@@ -98,11 +98,16 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
         if !message.contains(" is preempted by ") {
             return None;
         }
-        let cumulative = whole(&message[at + "total_num_cumulative_preemption=".len()..], uint)?;
+        let cumulative = whole(
+            &message[at + "total_num_cumulative_preemption=".len()..],
+            uint,
+        )?;
         return Some(VllmRecord::Preemptions(Preemptions { cumulative }));
     }
     let (scope, body) = scope(message);
-    if let Some(rest) = body.strip_prefix("vllm cache_config_info with initialization after num_gpu_blocks is: ") {
+    if let Some(rest) =
+        body.strip_prefix("vllm cache_config_info with initialization after num_gpu_blocks is: ")
+    {
         return Some(VllmRecord::NumGpuBlocks(NumGpuBlocks {
             engine: scope.engine,
             aggregated_engines: scope.aggregated_engines,
@@ -110,7 +115,12 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
         }));
     }
     // The aggregated logger says `2 Engines: vllm cache_config_info ...` (no "Aggregated").
-    if let Ok((rest, (engines, _))) = (uint, tag(" Engines: vllm cache_config_info with initialization after num_gpu_blocks is: ")).parse(message) {
+    if let Ok((rest, (engines, _))) = (
+        uint,
+        tag(" Engines: vllm cache_config_info with initialization after num_gpu_blocks is: "),
+    )
+        .parse(message)
+    {
         return Some(VllmRecord::NumGpuBlocks(NumGpuBlocks {
             engine: None,
             aggregated_engines: Some(u32::try_from(engines).ok()?),
@@ -128,13 +138,28 @@ fn blocks(input: &str) -> IResult<&str, Blocks<'_>> {
         uint,
         opt((tag(", # CPU blocks: "), uint).map(|(_, n)| n)),
     )
-        .map(|(_, device, _, device_blocks, cpu_blocks)| Blocks { device, device_blocks, cpu_blocks })
+        .map(|(_, device, _, device_blocks, cpu_blocks)| Blocks {
+            device,
+            device_blocks,
+            cpu_blocks,
+        })
         .parse(input)
 }
 
 fn max_concurrency(input: &str) -> IResult<&str, MaxConcurrency> {
-    (tag("Maximum concurrency for "), grouped_uint, tag(" tokens per request: "), float, char('x'))
-        .map(|(_, tokens_per_request, _, concurrency, _)| MaxConcurrency { tokens_per_request, concurrency })
+    (
+        tag("Maximum concurrency for "),
+        grouped_uint,
+        tag(" tokens per request: "),
+        float,
+        char('x'),
+    )
+        .map(
+            |(_, tokens_per_request, _, concurrency, _)| MaxConcurrency {
+                tokens_per_request,
+                concurrency,
+            },
+        )
         .parse(input)
 }
 
@@ -146,18 +171,30 @@ fn kv_cache_size(input: &str) -> IResult<&str, KvCacheSize<'_>> {
         tag(" tokens"),
         opt((tag(", "), max_concurrency).map(|(_, m)| m)),
     )
-        .map(|(device, _, tokens, _, max_concurrency)| KvCacheSize { device, tokens, max_concurrency })
+        .map(|(device, _, tokens, _, max_concurrency)| KvCacheSize {
+            device,
+            tokens,
+            max_concurrency,
+        })
         .parse(input)
 }
 
 /// `'Qwen/Qwen3-8B'` or, for a name with a single quote in it, `"..."`.
 fn python_str(input: &str) -> IResult<&str, &str> {
-    alt((delimited(char('\''), is_not("'"), char('\'')), delimited(char('"'), is_not("\""), char('"')))).parse(input)
+    alt((
+        delimited(char('\''), is_not("'"), char('\'')),
+        delimited(char('"'), is_not("\""), char('"')),
+    ))
+    .parse(input)
 }
 
 fn engine_config(message: &str) -> Option<EngineConfig<'_>> {
     let header: IResult<&str, _> = (
-        alt((tag("Initializing an LLM engine"), tag("Initializing a V0 LLM engine"), tag("Initializing a V1 LLM engine"))),
+        alt((
+            tag("Initializing an LLM engine"),
+            tag("Initializing a V0 LLM engine"),
+            tag("Initializing a V1 LLM engine"),
+        )),
         opt(delimited(tag(" (v"), is_not(")"), char(')'))),
         tag(" with config: model="),
     )
@@ -166,7 +203,12 @@ fn engine_config(message: &str) -> Option<EngineConfig<'_>> {
     let (config, model) = python_str(rest).ok()?;
     let served_model_name = key_value(config, ", served_model_name=").map(|v| v.trim_matches('\''));
     let max_seq_len = key_value(config, ", max_seq_len=").and_then(|v| v.parse().ok());
-    Some(EngineConfig { version, model, served_model_name, max_seq_len })
+    Some(EngineConfig {
+        version,
+        model,
+        served_model_name,
+        max_seq_len,
+    })
 }
 
 /// The unquoted value after `key` in a `k=v, k=v` config string.

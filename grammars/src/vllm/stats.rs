@@ -119,13 +119,25 @@ pub fn scope(message: &str) -> (Scope, &str) {
     let mut engine = (tag("Engine "), uint, tag(": ")).map(|(_, n, _)| n);
     if let Ok((rest, n)) = engine.parse(message) {
         if let Ok(n) = u32::try_from(n) {
-            return (Scope { engine: Some(n), aggregated_engines: None }, rest);
+            return (
+                Scope {
+                    engine: Some(n),
+                    aggregated_engines: None,
+                },
+                rest,
+            );
         }
     }
     let mut aggregated = (uint, tag(" Engines Aggregated: ")).map(|(n, _)| n);
     if let Ok((rest, n)) = aggregated.parse(message) {
         if let Ok(n) = u32::try_from(n) {
-            return (Scope { engine: None, aggregated_engines: Some(n) }, rest);
+            return (
+                Scope {
+                    engine: None,
+                    aggregated_engines: Some(n),
+                },
+                rest,
+            );
         }
     }
     (Scope::default(), message)
@@ -149,11 +161,15 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
     None
 }
 
-fn with_unit<'a>(unit: &'static str) -> impl Parser<&'a str, Output = f64, Error = nom::error::Error<&'a str>> {
+fn with_unit<'a>(
+    unit: &'static str,
+) -> impl Parser<&'a str, Output = f64, Error = nom::error::Error<&'a str>> {
     (float, tag(unit)).map(|(v, _)| v)
 }
 
-fn count_with_unit<'a>(unit: &'static str) -> impl Parser<&'a str, Output = u64, Error = nom::error::Error<&'a str>> {
+fn count_with_unit<'a>(
+    unit: &'static str,
+) -> impl Parser<&'a str, Output = u64, Error = nom::error::Error<&'a str>> {
     (uint, tag(unit)).map(|(v, _)| v)
 }
 
@@ -161,13 +177,23 @@ fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
     // V0 from 0.4.3 and V1 0.7.1-0.7.2 end in `.`; 0.7.0 in a space.
     let body = body.trim_end();
     let body = body.strip_suffix('.').unwrap_or(body);
-    let mut stats = VllmStats { engine: scope.engine, aggregated_engines: scope.aggregated_engines, ..VllmStats::default() };
+    let mut stats = VllmStats {
+        engine: scope.engine,
+        aggregated_engines: scope.aggregated_engines,
+        ..VllmStats::default()
+    };
     let mut usages: [Option<(&str, f64)>; 2] = [None, None];
     for field in fields(body) {
         let Field { key, value } = field.ok()?;
         match key {
-            "Avg prompt throughput" => set(&mut stats.prompt_throughput, whole(value, with_unit(" tokens/s")))?,
-            "Avg generation throughput" => set(&mut stats.generation_throughput, whole(value, with_unit(" tokens/s")))?,
+            "Avg prompt throughput" => set(
+                &mut stats.prompt_throughput,
+                whole(value, with_unit(" tokens/s")),
+            )?,
+            "Avg generation throughput" => set(
+                &mut stats.generation_throughput,
+                whole(value, with_unit(" tokens/s")),
+            )?,
             "Running" => set(&mut stats.running, whole(value, count_with_unit(" reqs")))?,
             "Waiting" => set(&mut stats.waiting, whole(value, count_with_unit(" reqs")))?,
             "Pending" => set(&mut stats.pending, whole(value, count_with_unit(" reqs")))?,
@@ -188,11 +214,18 @@ fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
                 set(&mut stats.kv_fetch_in_progress, Some(b))?;
                 set(&mut stats.kv_fetch_completed_waiting, Some(c))?;
             }
-            "Prefix cache hit rate" => set(&mut stats.prefix_cache_hit_rate_percent, whole(value, with_unit("%")))?,
-            "External prefix cache hit rate" => {
-                set(&mut stats.external_prefix_cache_hit_rate_percent, whole(value, with_unit("%")))?
-            }
-            "MM cache hit rate" => set(&mut stats.mm_cache_hit_rate_percent, whole(value, with_unit("%")))?,
+            "Prefix cache hit rate" => set(
+                &mut stats.prefix_cache_hit_rate_percent,
+                whole(value, with_unit("%")),
+            )?,
+            "External prefix cache hit rate" => set(
+                &mut stats.external_prefix_cache_hit_rate_percent,
+                whole(value, with_unit("%")),
+            )?,
+            "MM cache hit rate" => set(
+                &mut stats.mm_cache_hit_rate_percent,
+                whole(value, with_unit("%")),
+            )?,
             _ => {
                 if let Some(device) = key.strip_suffix(" KV cache usage") {
                     if !is_device_word(device) {
@@ -254,7 +287,11 @@ fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
 
 /// `GPU`, `XPU`, `NPU`, `CPU`, `TPU`, `HPU`, ...: `device_type.upper()` in vLLM 0.30+.
 fn is_device_word(word: &str) -> bool {
-    !word.is_empty() && word.len() <= 16 && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+    !word.is_empty()
+        && word.len() <= 16
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 /// A plausible field name: what vLLM's future fields will look like, and what a message
@@ -263,12 +300,17 @@ fn is_key(key: &str) -> bool {
     let mut bytes = key.bytes();
     bytes.next().is_some_and(|b| b.is_ascii_uppercase())
         && key.len() <= 64
-        && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'/' | b'(' | b')'))
+        && key.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b' ' | b'-' | b'_' | b'/' | b'(' | b')')
+        })
 }
 
 /// The experimental V1 engine's `RUNNING: 3 | WAITING: 1` (0.6.4 to 0.6.6).
 fn running_waiting_0_6(scope: Scope, rest: &str) -> Option<VllmStats<'static>> {
-    let (running, waiting) = whole(rest.trim_end(), (uint, tag(" | WAITING: "), uint).map(|(r, _, w)| (r, w)))?;
+    let (running, waiting) = whole(
+        rest.trim_end(),
+        (uint, tag(" | WAITING: "), uint).map(|(r, _, w)| (r, w)),
+    )?;
     Some(VllmStats {
         engine: scope.engine,
         aggregated_engines: scope.aggregated_engines,
@@ -279,8 +321,14 @@ fn running_waiting_0_6(scope: Scope, rest: &str) -> Option<VllmStats<'static>> {
 }
 
 fn prefix_cache_v0(rest: &str) -> Option<PrefixCacheV0> {
-    let (gpu, cpu) = whole(rest.trim_end(), (float, tag("%, CPU: "), float, tag("%")).map(|(g, _, c, _)| (g, c)))?;
-    Some(PrefixCacheV0 { gpu_hit_rate_percent: gpu, cpu_hit_rate_percent: cpu })
+    let (gpu, cpu) = whole(
+        rest.trim_end(),
+        (float, tag("%, CPU: "), float, tag("%")).map(|(g, _, c, _)| (g, c)),
+    )?;
+    Some(PrefixCacheV0 {
+        gpu_hit_rate_percent: gpu,
+        cpu_hit_rate_percent: cpu,
+    })
 }
 
 fn device_usage(input: &str) -> IResult<&str, (&str, f64)> {
@@ -296,22 +344,29 @@ fn device_usage(input: &str) -> IResult<&str, (&str, f64)> {
 }
 
 fn iteration(scope: Scope, body: &str) -> Option<Iteration<'_>> {
-    let (iteration, (ctx_req, ctx_tok, gen_req, gen_tok), elapsed_ms, dummy, usage, encoder) = whole(
-        body.trim_end(),
-        (
-            (tag("Iteration("), uint, tag("): ")).map(|(_, n, _)| n),
+    let (iteration, (ctx_req, ctx_tok, gen_req, gen_tok), elapsed_ms, dummy, usage, encoder) =
+        whole(
+            body.trim_end(),
             (
-                count_with_unit(" context requests, "),
-                count_with_unit(" context tokens, "),
-                count_with_unit(" generation requests, "),
-                count_with_unit(" generation tokens, iteration elapsed time: "),
+                (tag("Iteration("), uint, tag("): ")).map(|(_, n, _)| n),
+                (
+                    count_with_unit(" context requests, "),
+                    count_with_unit(" context tokens, "),
+                    count_with_unit(" generation requests, "),
+                    count_with_unit(" generation tokens, iteration elapsed time: "),
+                ),
+                with_unit(" ms"),
+                opt(tag(" (dummy)")).map(|d| d.is_some()),
+                opt(device_usage),
+                opt((
+                    tag(", encoder inputs: "),
+                    uint,
+                    tag(", encoder output embeddings: "),
+                    uint,
+                )
+                    .map(|(_, a, _, b)| (a, b))),
             ),
-            with_unit(" ms"),
-            opt(tag(" (dummy)")).map(|d| d.is_some()),
-            opt(device_usage),
-            opt((tag(", encoder inputs: "), uint, tag(", encoder output embeddings: "), uint).map(|(_, a, _, b)| (a, b))),
-        ),
-    )?;
+        )?;
     Some(Iteration {
         engine: scope.engine,
         iteration,
