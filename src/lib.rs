@@ -9,3 +9,6 @@
 #![forbid(unsafe_code)]
 
 pub mod source;
+pub mod catalog;
+pub mod envelope;
+pub mod state;

@@ -1,0 +1,263 @@
+//! The one list of every series llmtail exports: name, type, help, and where the value
+//! comes from. The exposition walks it to render `/metrics`, and the README's metric table
+//! is rendered from it (a test keeps the two equal), so a name is written exactly once.
+//!
+//! Names are vLLM's and Triton's own wherever the engine exports the same meaning, so
+//! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
+
+use crate::state::vllm::VllmEngine;
+
+/// The Prometheus metric type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Gauge,
+    /// Rendered with the `_total` suffix; `name` is the family name without it.
+    Counter,
+    Histogram,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// One metric family.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// The family name (for counters without `_total`).
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+    /// Labels besides the common ones of its group, for the README.
+    pub labels: &'static str,
+    /// Which line and field the value comes from, for the README.
+    pub source: &'static str,
+}
+
+impl Metric {
+    /// The name a sample carries: counters end in `_total`.
+    pub fn sample_name(&self) -> String {
+        match self.kind {
+            Kind::Counter => format!("{}_total", self.name),
+            _ => self.name.to_string(),
+        }
+    }
+}
+
+/// How to read one vLLM engine series out of the engine's state.
+#[derive(Clone, Copy)]
+pub enum Reading {
+    One(fn(&VllmEngine) -> Option<f64>),
+    /// Several samples that differ by one extra label (`label`, value).
+    Labelled(&'static str, fn(&VllmEngine) -> Vec<(String, f64)>),
+}
+
+/// A vLLM engine series: labels `engine`, `model_name`, `log` and the constant labels.
+#[derive(Clone, Copy)]
+pub struct EngineMetric {
+    pub metric: Metric,
+    pub read: Reading,
+}
+
+macro_rules! engine_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        EngineMetric {
+            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: "", source: $source },
+            read: Reading::One($read),
+        }
+    };
+}
+
+/// Every vLLM engine series, in exposition order.
+pub static VLLM_ENGINE: &[EngineMetric] = &[
+    engine_metric!("vllm:num_requests_running", Gauge, "Number of requests currently running on GPU.",
+        "stats line `Running: N reqs`", |e| e.running),
+    engine_metric!("vllm:num_requests_waiting", Gauge, "Number of requests waiting to be processed.",
+        "stats line `Waiting: N reqs` (V1), `Pending: N reqs` (V0)", |e| e.waiting),
+    engine_metric!("vllm:num_requests_swapped", Gauge, "Number of requests swapped to CPU.",
+        "V0 stats line `Swapped: N reqs`", |e| e.swapped),
+    engine_metric!("vllm:kv_cache_usage_perc", Gauge, "KV-cache usage. 1 means 100 percent usage.",
+        "stats line `<DEVICE> KV cache usage: X%` / 100 (GPU, XPU, NPU, CPU, TPU, HPU...)", |e| e.kv_cache_usage),
+    engine_metric!("vllm:gpu_cache_usage_perc", Gauge, "GPU KV-cache usage. 1 means 100 percent usage (the pre-0.10 name of vllm:kv_cache_usage_perc).",
+        "same value as `vllm:kv_cache_usage_perc`", |e| e.kv_cache_usage),
+    engine_metric!("vllm:cpu_cache_usage_perc", Gauge, "CPU KV-cache (swap space) usage. 1 means 100 percent usage.",
+        "V0 stats line `CPU KV cache usage: X%` / 100", |e| e.cpu_cache_usage),
+    engine_metric!("vllm:gpu_prefix_cache_hit_rate", Gauge, "GPU prefix cache block hit rate.",
+        "V1 stats line `Prefix cache hit rate: X%` / 100; V0 line `Prefix cache hit rate: GPU: X%, ...`", |e| e.gpu_prefix_cache_hit_rate),
+    engine_metric!("vllm:cpu_prefix_cache_hit_rate", Gauge, "CPU prefix cache block hit rate.",
+        "V0 line `Prefix cache hit rate: ..., CPU: Y%` / 100", |e| e.cpu_prefix_cache_hit_rate),
+    engine_metric!("vllm:avg_prompt_throughput_toks_per_s", Gauge, "Average prefill throughput in tokens/s.",
+        "stats line `Avg prompt throughput: X tokens/s`", |e| e.prompt_throughput),
+    engine_metric!("vllm:avg_generation_throughput_toks_per_s", Gauge, "Average generation throughput in tokens/s.",
+        "stats line `Avg generation throughput: X tokens/s`", |e| e.generation_throughput),
+    engine_metric!("vllm:prompt_tokens", Counter, "Number of prefill tokens processed.",
+        "sum of `Avg prompt throughput` x min(stats interval, gap since the engine's previous line)", |e| e.prompt_tokens),
+    engine_metric!("vllm:generation_tokens", Counter, "Number of generation tokens processed.",
+        "sum of `Avg generation throughput` x min(stats interval, gap since the engine's previous line)", |e| e.generation_tokens),
+    engine_metric!("vllm:num_preemptions", Counter, "Cumulative number of preemptions from the engine.",
+        "sum of `Preemptions: N` (V1 0.11.1+); V0 warnings `total_num_cumulative_preemption=N`", |e| e.preemptions()),
+    engine_metric!("vllm:spec_decode_draft_acceptance_rate", Gauge, "Speculative token acceptance rate.",
+        "`SpecDecoding metrics: ... Avg Draft acceptance rate: X%` / 100 (or `Draft acceptance rate`, V0 as a fraction)", |e| e.spec_acceptance_rate),
+    engine_metric!("vllm:spec_decode_efficiency", Gauge, "Speculative decoding system efficiency.",
+        "V0 `Speculative metrics: ... System efficiency: X`", |e| e.spec_efficiency),
+    engine_metric!("vllm:spec_decode_num_accepted_tokens", Counter, "Number of accepted speculative tokens.",
+        "sum of `SpecDecoding metrics: ... Accepted: N tokens`; V0 `Number of accepted tokens` (a running total)", |e| e.spec_accepted_tokens),
+    engine_metric!("vllm:spec_decode_num_draft_tokens", Counter, "Number of draft tokens.",
+        "sum of `SpecDecoding metrics: ... Drafted: N tokens`; V0 `Number of draft tokens` (a running total)", |e| e.spec_draft_tokens),
+    engine_metric!("vllm:spec_decode_num_emitted_tokens", Counter, "Number of emitted tokens.",
+        "V0 `Speculative metrics: ... Number of emitted tokens: N` (a running total)", |e| e.spec_emitted_tokens),
+    engine_metric!("llmtail_vllm_spec_decode_mean_acceptance_length", Gauge, "Mean number of tokens emitted per speculative step (1 + accepted per draft).",
+        "`SpecDecoding metrics: Mean acceptance length: X`", |e| e.spec_mean_acceptance_length),
+    EngineMetric {
+        metric: Metric {
+            name: "llmtail_vllm_spec_decode_acceptance_rate_per_position",
+            kind: Kind::Gauge,
+            help: "Speculative token acceptance rate at each draft position.",
+            labels: "`position` (0-based)",
+            source: "`SpecDecoding metrics: ... Per-position acceptance rate: a, b, ...`",
+        },
+        read: Reading::Labelled("position", |e| {
+            e.spec_per_position.iter().enumerate().map(|(i, v)| (i.to_string(), *v)).collect()
+        }),
+    },
+    engine_metric!("llmtail_vllm_num_requests_deferred", Gauge, "Waiting requests deferred by LoRA budget, KV transfer or blocked status (included in waiting).",
+        "stats line `Deferred: N reqs` (0.20+; printed only when non-zero, so absent after a first one means 0)", |e| e.deferred),
+    EngineMetric {
+        metric: Metric {
+            name: "llmtail_vllm_kv_fetch_requests",
+            kind: Kind::Gauge,
+            help: "Requests loading remote KV cache, by stage.",
+            labels: "`stage`: `waiting_to_start`, `in_progress`, `completed_waiting`",
+            source: "stats line `KV fetch: a waiting to start, b in progress, c completed waiting` (0.32+; absent after a first one means 0)",
+        },
+        read: Reading::Labelled("stage", |e| match e.kv_fetch {
+            Some([a, b, c]) => vec![
+                ("waiting_to_start".to_string(), a),
+                ("in_progress".to_string(), b),
+                ("completed_waiting".to_string(), c),
+            ],
+            None => Vec::new(),
+        }),
+    },
+    engine_metric!("llmtail_vllm_corrupted_requests", Gauge, "Requests with NaNs in logits in the last interval (VLLM_COMPUTE_NANS_IN_LOGITS=1).",
+        "stats line `Corrupted: N reqs`", |e| e.corrupted),
+    engine_metric!("llmtail_vllm_external_prefix_cache_hit_rate", Gauge, "External (KV connector) prefix cache hit rate.",
+        "stats line `External prefix cache hit rate: X%` / 100", |e| e.external_prefix_cache_hit_rate),
+    engine_metric!("llmtail_vllm_mm_cache_hit_rate", Gauge, "Multimodal processor cache hit rate.",
+        "stats line `MM cache hit rate: X%` / 100", |e| e.mm_cache_hit_rate),
+    engine_metric!("llmtail_vllm_kv_cache_capacity_tokens", Gauge, "KV cache capacity in tokens.",
+        "startup `<DEVICE> KV cache size: N tokens`", |e| e.kv_cache_capacity_tokens),
+    engine_metric!("llmtail_vllm_max_concurrency", Gauge, "Maximum concurrency for max_model_len tokens per request.",
+        "startup `Maximum concurrency for N tokens per request: X.XXx`", |e| e.max_concurrency),
+    engine_metric!("llmtail_vllm_gpu_blocks", Gauge, "Number of KV cache blocks on the accelerator.",
+        "startup `# GPU blocks: N` (any device word), `num_gpu_blocks is: N`", |e| e.gpu_blocks),
+    engine_metric!("llmtail_vllm_cpu_blocks", Gauge, "Number of CPU swap-space KV cache blocks.",
+        "startup `# GPU blocks: N, # CPU blocks: M`", |e| e.cpu_blocks),
+    engine_metric!("llmtail_vllm_iterations", Counter, "Scheduler steps (dummy data-parallel steps excluded).",
+        "`Iteration(N): ...` lines (--enable-logging-iteration-details)", |e| e.iterations),
+    engine_metric!("llmtail_vllm_iteration_context_tokens", Counter, "Prefill tokens scheduled, summed over steps.",
+        "`Iteration(N): ..., B context tokens, ...`", |e| e.iteration_context_tokens),
+    engine_metric!("llmtail_vllm_iteration_generation_tokens", Counter, "Generation tokens scheduled, summed over steps.",
+        "`Iteration(N): ..., D generation tokens, ...`", |e| e.iteration_generation_tokens),
+];
+
+/// Series about llmtail itself, per followed log.
+pub mod agent {
+    use super::{Kind, Metric};
+
+    pub const LINES_READ: Metric = Metric { name: "llmtail_lines_read", kind: Kind::Counter,
+        help: "Lines read from the log.", labels: "`log`", source: "every complete line" };
+    pub const LINES_PARSED: Metric = Metric { name: "llmtail_lines_parsed", kind: Kind::Counter,
+        help: "Lines a grammar recognised.", labels: "`log`, `grammar`", source: "every line that yielded a record" };
+    pub const LINES_UNMATCHED: Metric = Metric { name: "llmtail_lines_unmatched", kind: Kind::Counter,
+        help: "Lines no grammar recognised (most lines of a log: they are counted, never an error).", labels: "`log`", source: "every line that yielded nothing" };
+    pub const LINES_SKIPPED: Metric = Metric { name: "llmtail_lines_skipped", kind: Kind::Counter,
+        help: "Lines dropped before parsing.", labels: "`log`, `reason` (`too_long`, `truncated_partial`, `invalid_envelope`)", source: "the reader and the envelope decoder" };
+    pub const LAST_PARSED_TIMESTAMP: Metric = Metric { name: "llmtail_last_parsed_timestamp_seconds", kind: Kind::Gauge,
+        help: "Timestamp of the last line a grammar recognised (the line's own time; read as UTC when it has no zone).", labels: "`log`, `grammar`", source: "record head or envelope time" };
+    pub const ROTATIONS: Metric = Metric { name: "llmtail_log_rotations", kind: Kind::Counter,
+        help: "Times the path came to name another file (the old one was drained first).", labels: "`log`", source: "the reader" };
+    pub const TRUNCATIONS: Metric = Metric { name: "llmtail_log_truncations", kind: Kind::Counter,
+        help: "Times the file was truncated and read again from its start.", labels: "`log`", source: "the reader" };
+    pub const OPEN_ERRORS: Metric = Metric { name: "llmtail_log_open_errors", kind: Kind::Counter,
+        help: "Failed attempts to open the log (retried with backoff).", labels: "`log`", source: "the reader" };
+    pub const OPEN: Metric = Metric { name: "llmtail_log_open", kind: Kind::Gauge,
+        help: "1 while the log is open.", labels: "`log`", source: "the reader" };
+    pub const OFFSET: Metric = Metric { name: "llmtail_log_offset_bytes", kind: Kind::Gauge,
+        help: "Bytes read so far in the file the path names now.", labels: "`log`", source: "the reader" };
+    pub const BUILD_INFO: Metric = Metric { name: "llmtail_build_info", kind: Kind::Gauge,
+        help: "Always 1; the labels say which llmtail this is.", labels: "`version`", source: "the binary" };
+
+    /// In exposition order.
+    pub const ALL: &[Metric] = &[
+        LINES_READ, LINES_PARSED, LINES_UNMATCHED, LINES_SKIPPED, LAST_PARSED_TIMESTAMP,
+        ROTATIONS, TRUNCATIONS, OPEN_ERRORS, OPEN, OFFSET, BUILD_INFO,
+    ];
+}
+
+/// Every metric family, for validation and the README.
+pub fn all_metrics() -> Vec<Metric> {
+    VLLM_ENGINE.iter().map(|m| m.metric).chain(agent::ALL.iter().copied()).collect()
+}
+
+/// The README's metric table, rendered from this catalog.
+pub fn markdown_table() -> String {
+    let mut out = String::new();
+    out.push_str("Every vLLM engine series has the labels `engine`, `model_name`, `log` and the `--label`s.\n\n");
+    out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
+    for m in all_metrics() {
+        out.push_str(&format!("| `{}` | {} | {} | {} |\n", m.sample_name(), m.kind.as_str(), m.labels, m.source));
+    }
+    out
+}
+
+/// Prometheus' metric-name grammar, `[a-zA-Z_:][a-zA-Z0-9_:]*` (prometheus-client checks none).
+pub fn is_valid_metric_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b':')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+/// Prometheus' label-name grammar, `[a-zA-Z_][a-zA-Z0-9_]*`, without the reserved `__` prefix.
+pub fn is_valid_label_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.starts_with("__")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_a_valid_prometheus_name_and_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for m in all_metrics() {
+            assert!(is_valid_metric_name(m.name), "{}", m.name);
+            assert!(!m.name.ends_with("_total"), "{}: counters are named without _total", m.name);
+            assert!(seen.insert(m.name), "{} twice", m.name);
+            assert!(!m.help.is_empty() && !m.help.contains('\n') && !m.help.contains('\\'));
+        }
+    }
+
+    #[test]
+    fn vllm_names_are_vllms_own_or_ours() {
+        for m in VLLM_ENGINE {
+            assert!(m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"), "{}", m.metric.name);
+        }
+    }
+
+    #[test]
+    fn label_names_follow_the_grammar() {
+        assert!(is_valid_label_name("instance_group"));
+        assert!(!is_valid_label_name("__name__"));
+        assert!(!is_valid_label_name("9x"));
+        assert!(!is_valid_label_name("a-b"));
+    }
+}

@@ -1,0 +1,208 @@
+//! State: what the logs have said so far, per log and per engine.
+//!
+//! The pipeline applies each parsed record here; the exposition reads it on a scrape. The
+//! state is a pure function of the lines applied (their order and timestamps), which is what
+//! makes `--from start` rebuild exactly what a long-running agent would show.
+
+pub mod vllm;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use llmtail_grammars::{vllm::VllmRecord, Parsed, Record};
+
+use crate::source::SkipReason;
+use vllm::{EngineKey, Integration, VllmEngine};
+
+/// Settings that shape how records become series.
+#[derive(Debug, Clone)]
+pub struct StateSettings {
+    pub integration: Integration,
+    /// `--model-name`: the `model_name` label when the log never names its model.
+    pub model_name: Option<String>,
+    /// `--label`s: constant labels on every engine series.
+    pub constant_labels: Vec<(String, String)>,
+}
+
+/// Everything a scrape shows.
+#[derive(Debug)]
+pub struct State {
+    pub settings: StateSettings,
+    /// Indexed by `LogId`.
+    pub logs: Vec<Option<LogState>>,
+    /// Every file that existed at start-up has been read to its end once.
+    pub caught_up: bool,
+}
+
+/// How often each grammar matched in one log, and when it last did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrammarCount {
+    pub grammar: &'static str,
+    pub lines: u64,
+    pub last_timestamp: f64,
+}
+
+/// What the reader did with one log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogIo {
+    pub open: bool,
+    pub offset: u64,
+    pub rotations: u64,
+    pub truncations: u64,
+    pub open_errors: u64,
+    pub lines_read: u64,
+    pub lines_unmatched: u64,
+    pub skipped_too_long: u64,
+    pub skipped_truncated_partial: u64,
+    pub skipped_invalid_envelope: u64,
+}
+
+impl LogIo {
+    pub fn count_skip(&mut self, reason: SkipReason) {
+        match reason {
+            SkipReason::TooLong => self.skipped_too_long += 1,
+            SkipReason::TruncatedPartial => self.skipped_truncated_partial += 1,
+        }
+    }
+
+    /// `(reason label, count)` for every reason.
+    pub fn skipped(&self) -> [(&'static str, u64); 3] {
+        [
+            (SkipReason::TooLong.as_str(), self.skipped_too_long),
+            (SkipReason::TruncatedPartial.as_str(), self.skipped_truncated_partial),
+            ("invalid_envelope", self.skipped_invalid_envelope),
+        ]
+    }
+}
+
+/// The vLLM side of one log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VllmLog {
+    /// From the engine config line: `served_model_name`, else `model`.
+    pub model_name: Option<String>,
+    pub engines: BTreeMap<EngineKey, VllmEngine>,
+    /// Spec-decoding and V0 prefix-cache lines carry no engine prefix: they follow the stats
+    /// line of their engine, so they belong to the engine of the last stats line.
+    pub last_stats_engine: Option<EngineKey>,
+}
+
+impl VllmLog {
+    fn apply(&mut self, record: &VllmRecord<'_>, process: Option<&str>, at: Option<f64>, integration: Integration) {
+        let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
+        match record {
+            VllmRecord::Stats(stats) => {
+                let key = scope_key(stats.engine, stats.aggregated_engines).unwrap_or(EngineKey::Index(0));
+                self.engines.entry(key).or_default().apply_stats(stats, at, integration);
+                self.last_stats_engine = Some(key);
+            }
+            VllmRecord::SpecDecoding(spec) => self.engines.entry(following_stats).or_default().apply_spec_decoding(spec),
+            VllmRecord::PrefixCacheV0(_) => self.engines.entry(following_stats).or_default().apply_other(record),
+            VllmRecord::Preemptions(p) => {
+                self.engines.entry(EngineKey::of_process(process)).or_default().apply_cumulative_preemptions(p.cumulative)
+            }
+            VllmRecord::EngineConfig(config) => {
+                let name = config.served_model_name.unwrap_or(config.model);
+                if self.model_name.as_deref() != Some(name) {
+                    // Another model is being served from this log now: the old model's series end.
+                    if self.model_name.is_some() {
+                        self.engines.clear();
+                        self.last_stats_engine = None;
+                    }
+                    self.model_name = Some(name.to_string());
+                }
+            }
+            VllmRecord::NumGpuBlocks(n) => {
+                let key = scope_key(n.engine, n.aggregated_engines).unwrap_or(EngineKey::of_process(process));
+                self.engines.entry(key).or_default().apply_other(record);
+            }
+            VllmRecord::Iteration(it) => {
+                let key = scope_key(it.engine, None).unwrap_or(EngineKey::of_process(process));
+                self.engines.entry(key).or_default().apply_other(record);
+            }
+            VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
+                self.engines.entry(EngineKey::of_process(process)).or_default().apply_other(record)
+            }
+        }
+    }
+}
+
+fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> {
+    match (engine, aggregated) {
+        (Some(n), _) => Some(EngineKey::Index(n)),
+        (None, Some(_)) => Some(EngineKey::Aggregated),
+        (None, None) => None,
+    }
+}
+
+/// One followed file (a path, or one match of a glob).
+#[derive(Debug, Clone)]
+pub struct LogState {
+    /// The path as given or matched: the `log` label.
+    pub label: Arc<str>,
+    /// Which `--log` it came from.
+    pub source: usize,
+    /// Labels from the config file's `[[log]]` entry for this source.
+    pub labels: Vec<(String, String)>,
+    /// The `[[log]]` entry's model name, before `--model-name`.
+    pub model_name: Option<String>,
+    pub io: LogIo,
+    pub parsed: Vec<GrammarCount>,
+    pub vllm: VllmLog,
+}
+
+impl LogState {
+    pub fn new(label: Arc<str>, source: usize, labels: Vec<(String, String)>, model_name: Option<String>) -> Self {
+        LogState { label, source, labels, model_name, io: LogIo::default(), parsed: Vec::new(), vllm: VllmLog::default() }
+    }
+
+    /// Applies one parsed line. `line_time` is when the line says it was written (record head
+    /// or envelope, seconds since the epoch); `read_time` is the clock when it was read, used
+    /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time.
+    pub fn apply(&mut self, parsed: &Parsed<'_>, line_time: Option<f64>, read_time: f64, settings: &StateSettings) {
+        let at = line_time.unwrap_or(read_time);
+        let grammar = parsed.record.grammar();
+        match self.parsed.iter_mut().find(|g| g.grammar == grammar) {
+            Some(count) => {
+                count.lines += 1;
+                count.last_timestamp = at;
+            }
+            None => self.parsed.push(GrammarCount { grammar, lines: 1, last_timestamp: at }),
+        }
+        match &parsed.record {
+            Record::Vllm(record) => self.vllm.apply(record, parsed.process, line_time, settings.integration),
+            Record::Trtllm(_) => {}
+        }
+    }
+
+    /// The `model_name` label of this log's vLLM series.
+    pub fn vllm_model_name<'a>(&'a self, settings: &'a StateSettings) -> &'a str {
+        self.vllm
+            .model_name
+            .as_deref()
+            .or(self.model_name.as_deref())
+            .or(settings.model_name.as_deref())
+            .unwrap_or("")
+    }
+}
+
+impl State {
+    pub fn new(settings: StateSettings) -> Self {
+        State { settings, logs: Vec::new(), caught_up: false }
+    }
+
+    /// The state of a log, created on first sight.
+    pub fn log_mut(&mut self, index: usize) -> Option<&mut LogState> {
+        self.logs.get_mut(index).and_then(Option::as_mut)
+    }
+
+    pub fn insert_log(&mut self, index: usize, log: LogState) {
+        if self.logs.len() <= index {
+            self.logs.resize_with(index + 1, || None);
+        }
+        self.logs[index] = Some(log);
+    }
+
+    pub fn iter_logs(&self) -> impl Iterator<Item = &LogState> {
+        self.logs.iter().flatten()
+    }
+}

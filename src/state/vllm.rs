@@ -1,0 +1,303 @@
+//! What we know about one vLLM engine, and how each vLLM record changes it.
+//!
+//! Gauges hold the last printed value (`None` until a line printed one, so a series only
+//! appears once the log has said something about it). Counters are what vLLM's own exporter
+//! would count, rebuilt from the lines: per-interval sums are added, cumulative totals (V0)
+//! are followed across engine restarts.
+
+use llmtail_grammars::vllm::{SpecDecoding, VllmRecord, VllmStats};
+
+/// Which engine of a log a series belongs to: the `engine` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EngineKey {
+    /// `Engine 003:` is `Index(3)`; a line without an engine prefix is `Index(0)`.
+    Index(u32),
+    /// `N Engines Aggregated:`.
+    Aggregated,
+}
+
+impl EngineKey {
+    pub fn label(&self) -> String {
+        match self {
+            EngineKey::Index(n) => n.to_string(),
+            EngineKey::Aggregated => "aggregated".to_string(),
+        }
+    }
+
+    /// The engine a `(EngineCore_DP1 pid=N)` process prefix speaks for: capacity lines carry no
+    /// `Engine NNN:` prefix, but with data parallelism each engine core logs its own.
+    pub fn of_process(process: Option<&str>) -> EngineKey {
+        let index = process
+            .and_then(|p| p.strip_prefix("EngineCore"))
+            .map(|rest| rest.trim_start_matches('_').trim_start_matches("DP"))
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or(0);
+        EngineKey::Index(index)
+    }
+}
+
+/// A counter that vLLM prints as a running total since the engine started (V0 spec decoding,
+/// V0 preemption warnings). A smaller total than the last one means the engine restarted:
+/// what was counted before is kept, so the exported counter never goes down.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CumulativeCounter {
+    before_restarts: f64,
+    last_total: f64,
+}
+
+impl CumulativeCounter {
+    pub fn observe(&mut self, total: f64) {
+        if total < self.last_total {
+            self.before_restarts += self.last_total;
+        }
+        self.last_total = total;
+    }
+
+    pub fn value(&self) -> f64 {
+        self.before_restarts + self.last_total
+    }
+}
+
+/// Everything exported for one engine of one log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VllmEngine {
+    pub running: Option<f64>,
+    pub waiting: Option<f64>,
+    pub swapped: Option<f64>,
+    pub deferred: Option<f64>,
+    pub kv_fetch: Option<[f64; 3]>,
+    pub corrupted: Option<f64>,
+    /// Fraction 0..1, whatever the device word.
+    pub kv_cache_usage: Option<f64>,
+    pub cpu_cache_usage: Option<f64>,
+    pub gpu_prefix_cache_hit_rate: Option<f64>,
+    pub cpu_prefix_cache_hit_rate: Option<f64>,
+    pub external_prefix_cache_hit_rate: Option<f64>,
+    pub mm_cache_hit_rate: Option<f64>,
+    pub prompt_throughput: Option<f64>,
+    pub generation_throughput: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub generation_tokens: Option<f64>,
+    /// V1 `Preemptions: n` summed, plus V0's cumulative warning totals.
+    pub preemptions_summed: Option<f64>,
+    pub preemptions_cumulative: Option<CumulativeCounter>,
+    pub spec_acceptance_rate: Option<f64>,
+    pub spec_mean_acceptance_length: Option<f64>,
+    pub spec_efficiency: Option<f64>,
+    pub spec_per_position: Vec<f64>,
+    pub spec_accepted_tokens: Option<f64>,
+    pub spec_draft_tokens: Option<f64>,
+    pub spec_emitted_tokens: Option<f64>,
+    spec_v0: Option<[CumulativeCounter; 3]>,
+    pub kv_cache_capacity_tokens: Option<f64>,
+    pub max_concurrency: Option<f64>,
+    pub gpu_blocks: Option<f64>,
+    pub cpu_blocks: Option<f64>,
+    pub iterations: Option<f64>,
+    pub iteration_context_tokens: Option<f64>,
+    pub iteration_generation_tokens: Option<f64>,
+    /// When this engine's previous stats line was written (seconds), to cap token integration.
+    last_stats_at: Option<f64>,
+}
+
+/// How vLLM's throughput lines turn into token counters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Integration {
+    /// vLLM's stats interval (`VLLM_LOG_STATS_INTERVAL`, 10 s by default): each line's
+    /// throughput is the tokens of one such interval divided by its length.
+    pub stats_interval_seconds: f64,
+}
+
+fn add(counter: &mut Option<f64>, amount: f64) {
+    *counter = Some(counter.unwrap_or(0.0) + amount);
+}
+
+fn percent(value: Option<f64>) -> Option<f64> {
+    value.map(|v| v / 100.0)
+}
+
+/// Fields vLLM prints only while non-zero: once seen, a line without them means zero.
+fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
+    match printed {
+        Some(v) => *slot = Some(v as f64),
+        None if slot.is_some() => *slot = Some(0.0),
+        None => {}
+    }
+}
+
+impl VllmEngine {
+    /// Applies a stats line written at `at` (seconds, when the line says).
+    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, integration: Integration) {
+        let count = |v: Option<u64>| v.map(|v| v as f64);
+        self.running = count(stats.running).or(self.running);
+        self.waiting = count(stats.waiting.or(stats.pending)).or(self.waiting);
+        self.swapped = count(stats.swapped).or(self.swapped);
+        self.corrupted = count(stats.corrupted).or(self.corrupted);
+        while_nonzero(&mut self.deferred, stats.deferred);
+        match (stats.kv_fetch_waiting_to_start, stats.kv_fetch_in_progress, stats.kv_fetch_completed_waiting) {
+            (Some(a), Some(b), Some(c)) => self.kv_fetch = Some([a as f64, b as f64, c as f64]),
+            _ if self.kv_fetch.is_some() => self.kv_fetch = Some([0.0; 3]),
+            _ => {}
+        }
+        self.kv_cache_usage = percent(stats.kv_cache_usage_percent).or(self.kv_cache_usage);
+        self.cpu_cache_usage = percent(stats.cpu_swap_usage_percent).or(self.cpu_cache_usage);
+        self.gpu_prefix_cache_hit_rate = percent(stats.prefix_cache_hit_rate_percent).or(self.gpu_prefix_cache_hit_rate);
+        self.external_prefix_cache_hit_rate =
+            percent(stats.external_prefix_cache_hit_rate_percent).or(self.external_prefix_cache_hit_rate);
+        self.mm_cache_hit_rate = percent(stats.mm_cache_hit_rate_percent).or(self.mm_cache_hit_rate);
+
+        if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
+            let interval = integration.stats_interval_seconds;
+            // The throughput covers one stats interval, or less when the previous line of this
+            // engine came sooner (V0's 5 s local interval). Without timestamps: one interval.
+            let window = match (at, self.last_stats_at) {
+                (Some(now), Some(before)) if now >= before => (now - before).min(interval),
+                _ => interval,
+            };
+            if let Some(tp) = stats.prompt_throughput {
+                self.prompt_throughput = Some(tp);
+                add(&mut self.prompt_tokens, if tp.is_finite() { tp * window } else { 0.0 });
+            }
+            if let Some(tp) = stats.generation_throughput {
+                self.generation_throughput = Some(tp);
+                add(&mut self.generation_tokens, if tp.is_finite() { tp * window } else { 0.0 });
+            }
+            self.last_stats_at = at.or(self.last_stats_at);
+        }
+        // `Preemptions: n` is printed only when non-zero (0.11.1+), and older lines have no such
+        // field: the counter appears with the first preemption the log reports.
+        if let Some(n) = stats.preemptions {
+            add(&mut self.preemptions_summed, n as f64);
+        }
+    }
+
+    pub fn apply_spec_decoding(&mut self, spec: &SpecDecoding) {
+        if spec.cumulative {
+            let counters = self.spec_v0.get_or_insert_with(Default::default);
+            counters[0].observe(spec.accepted_tokens as f64);
+            counters[1].observe(spec.draft_tokens as f64);
+            counters[2].observe(spec.emitted_tokens.unwrap_or(0) as f64);
+            self.spec_accepted_tokens = Some(counters[0].value());
+            self.spec_draft_tokens = Some(counters[1].value());
+            self.spec_emitted_tokens = spec.emitted_tokens.map(|_| counters[2].value());
+            self.spec_acceptance_rate = spec.draft_acceptance_rate;
+            self.spec_efficiency = spec.system_efficiency;
+        } else {
+            add(&mut self.spec_accepted_tokens, spec.accepted_tokens as f64);
+            add(&mut self.spec_draft_tokens, spec.draft_tokens as f64);
+            self.spec_acceptance_rate = percent(spec.draft_acceptance_rate_percent).or(self.spec_acceptance_rate);
+        }
+        self.spec_mean_acceptance_length = spec.mean_acceptance_length.or(self.spec_mean_acceptance_length);
+        if !spec.per_position_acceptance_rate.is_empty() {
+            self.spec_per_position.clone_from(&spec.per_position_acceptance_rate);
+        }
+    }
+
+    /// V0's `total_num_cumulative_preemption=N` warnings.
+    pub fn apply_cumulative_preemptions(&mut self, total: u64) {
+        self.preemptions_cumulative.get_or_insert_with(Default::default).observe(total as f64);
+    }
+
+    pub fn preemptions(&self) -> Option<f64> {
+        match (self.preemptions_summed, self.preemptions_cumulative) {
+            (None, None) => None,
+            (summed, cumulative) => Some(summed.unwrap_or(0.0) + cumulative.map_or(0.0, |c| c.value())),
+        }
+    }
+
+    /// Applies capacity and iteration records; stats and spec lines have their own methods.
+    pub fn apply_other(&mut self, record: &VllmRecord<'_>) {
+        match record {
+            VllmRecord::KvCacheSize(size) => {
+                self.kv_cache_capacity_tokens = Some(size.tokens as f64);
+                if let Some(m) = &size.max_concurrency {
+                    self.max_concurrency = Some(m.concurrency);
+                }
+            }
+            VllmRecord::MaxConcurrency(m) => self.max_concurrency = Some(m.concurrency),
+            VllmRecord::Blocks(blocks) => {
+                self.gpu_blocks = Some(blocks.device_blocks as f64);
+                self.cpu_blocks = blocks.cpu_blocks.map(|n| n as f64).or(self.cpu_blocks);
+            }
+            VllmRecord::NumGpuBlocks(n) => self.gpu_blocks = Some(n.blocks as f64),
+            VllmRecord::Iteration(it) => {
+                if !it.dummy {
+                    add(&mut self.iterations, 1.0);
+                    add(&mut self.iteration_context_tokens, it.context_tokens as f64);
+                    add(&mut self.iteration_generation_tokens, it.generation_tokens as f64);
+                }
+                self.kv_cache_usage = percent(it.kv_cache_usage_percent).or(self.kv_cache_usage);
+            }
+            VllmRecord::PrefixCacheV0(p) => {
+                self.gpu_prefix_cache_hit_rate = Some(p.gpu_hit_rate_percent / 100.0);
+                self.cpu_prefix_cache_hit_rate = Some(p.cpu_hit_rate_percent / 100.0);
+            }
+            VllmRecord::Stats(_)
+            | VllmRecord::SpecDecoding(_)
+            | VllmRecord::EngineConfig(_)
+            | VllmRecord::Preemptions(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEN_SECONDS: Integration = Integration { stats_interval_seconds: 10.0 };
+
+    fn stats(prompt: f64, generation: f64) -> VllmStats<'static> {
+        VllmStats {
+            prompt_throughput: Some(prompt),
+            generation_throughput: Some(generation),
+            running: Some(1),
+            waiting: Some(0),
+            kv_cache_device: Some("GPU"),
+            kv_cache_usage_percent: Some(50.0),
+            ..VllmStats::default()
+        }
+    }
+
+    #[test]
+    fn tokens_are_throughput_times_the_stats_interval() {
+        let mut engine = VllmEngine::default();
+        engine.apply_stats(&stats(100.0, 20.0), Some(1000.0), TEN_SECONDS);
+        engine.apply_stats(&stats(50.0, 10.0), Some(1010.0), TEN_SECONDS);
+        assert_eq!(engine.prompt_tokens, Some(1500.0));
+        assert_eq!(engine.generation_tokens, Some(300.0));
+    }
+
+    #[test]
+    fn a_shorter_gap_caps_the_interval_and_an_idle_gap_does_not_stretch_it() {
+        let mut engine = VllmEngine::default();
+        engine.apply_stats(&stats(100.0, 0.0), Some(1000.0), TEN_SECONDS);
+        engine.apply_stats(&stats(100.0, 0.0), Some(1005.0), TEN_SECONDS);
+        engine.apply_stats(&stats(100.0, 0.0), Some(1600.0), TEN_SECONDS);
+        assert_eq!(engine.prompt_tokens, Some(1000.0 + 500.0 + 1000.0));
+    }
+
+    #[test]
+    fn kv_usage_is_a_fraction() {
+        let mut engine = VllmEngine::default();
+        engine.apply_stats(&stats(0.0, 0.0), None, TEN_SECONDS);
+        assert_eq!(engine.kv_cache_usage, Some(0.5));
+    }
+
+    #[test]
+    fn cumulative_counters_survive_an_engine_restart() {
+        let mut c = CumulativeCounter::default();
+        for total in [1.0, 51.0, 101.0, 1.0, 51.0] {
+            c.observe(total);
+        }
+        assert_eq!(c.value(), 152.0);
+    }
+
+    #[test]
+    fn engine_core_processes_name_their_engine() {
+        assert_eq!(EngineKey::of_process(Some("EngineCore_DP3")), EngineKey::Index(3));
+        assert_eq!(EngineKey::of_process(Some("EngineCore_1")), EngineKey::Index(1));
+        assert_eq!(EngineKey::of_process(Some("EngineCore")), EngineKey::Index(0));
+        assert_eq!(EngineKey::of_process(Some("APIServer")), EngineKey::Index(0));
+        assert_eq!(EngineKey::of_process(None), EngineKey::Index(0));
+    }
+}
