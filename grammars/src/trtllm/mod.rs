@@ -1,30 +1,146 @@
-//! TensorRT-LLM and Triton's TRT-LLM backend. (Grammar being written; see issue 4.)
+//! TensorRT-LLM and Triton's TRT-LLM backend: iteration stats, KV-cache capacity, identity.
+//!
+//! Iteration stats reach a log in three shapes, all read into one [`Iteration`] record:
+//!
+//! - A, [`triton_json`]: the Triton C++ backend's verbose JSON with readable keys, behind a
+//!   Triton head, escaped as a JSON string literal since Triton 24.05;
+//! - B, [`iteration_stats`]: the camelCase `IterationStats` JSON (gptManagerBenchmark's
+//!   `[TensorRT-LLM][INFO] {...}`, or whole lines of a JSON-lines file);
+//! - C, [`iter_log`]: the PyTorch backend's `iter = N, global_rank = G, ...` text line.
+//!
+//! Startup capacity and identity lines are in [`startup`]. [`prefix`] strips the Triton and
+//! TRT-LLM logger heads, which can appear in front of any of them.
+//!
+//! Cost: format A arrives at up to hundreds of lines a second. A line is split once, its JSON
+//! is parsed once into a borrowing [`loose::Loose`] map (one `Vec`), and only an escaped
+//! message is copied (by the unescape).
+
+pub mod clock;
+pub mod iter_log;
+pub mod iteration;
+pub mod iteration_stats;
+pub mod loose;
+pub mod prefix;
+pub mod startup;
+pub mod triton_json;
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 
 use crate::Parsed;
 
+pub use iteration::{Batching, Format, Iteration};
+pub use startup::KvCapacity;
+
 /// Substrings at least one of which every line this module parses contains.
-pub const ANCHORS: &[&str] = &[];
+pub const ANCHORS: &[&str] = &[
+    // A, plain and escaped.
+    "Active Request Count",
+    // B (first key of every record; `iterLatencyMS` in case a producer drops memory keys).
+    "\"cpuMemUsage",
+    "\"iterLatencyMS",
+    // C, all six variants.
+    ", global_rank = ",
+    // D: capacity.
+    " tokens in paged KV cache.",
+    " for max tokens in paged KV cache (",
+    "calculating max tokens in paged kv cache: ",
+    "Number of blocks in KV cache ",
+    "KV cache pages per sequence: ",
+    "KV cache blocks per sequence: ",
+    "Number of tokens per block: ",
+    "Estimated max memory in KV cache : ",
+    "available KV cache memory when calculating max tokens: ",
+    // D: identity.
+    "TensorRT-LLM version: ",
+    "] loading: ",
+    "] \"loading: ",
+];
 
 /// What one TensorRT-LLM line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
 pub enum TrtllmRecord<'a> {
-    #[doc(hidden)]
+    /// One executor iteration, from format A, B or C (boxed: it is by far the largest record).
+    Iteration(Box<Iteration>),
+    /// A startup line stating (part of) the KV-cache capacity; the last value of each field wins.
+    KvCapacity(KvCapacity),
+    /// `TensorRT-LLM version: X`, printed at `import tensorrt_llm` by every process.
     Version { version: &'a str },
+    /// Triton's `loading: <model>:<version>`: the Triton model name (usually `tensorrt_llm`).
+    TritonModel {
+        model: Cow<'a, str>,
+        model_version: &'a str,
+    },
 }
 
 impl TrtllmRecord<'_> {
     /// The `grammar` label for lines that produce this record.
     pub fn grammar(&self) -> &'static str {
         match self {
-            TrtllmRecord::Version { .. } => "trtllm_identity",
+            TrtllmRecord::Iteration(_) => "trtllm_iteration",
+            TrtllmRecord::KvCapacity(_) => "trtllm_capacity",
+            TrtllmRecord::Version { .. } | TrtllmRecord::TritonModel { .. } => "trtllm_identity",
         }
     }
 }
 
 /// Parses a line that contains one of [`ANCHORS`].
-pub fn parse(_line: &str) -> Option<Parsed<'_>> {
-    None
+pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    let head = prefix::split(line);
+    let message = head.message.trim_end();
+    let record = if message.starts_with("iter = ") {
+        TrtllmRecord::Iteration(Box::new(iter_log::parse(message)?))
+    } else if message.starts_with('{') || message.starts_with("\"{") || message.starts_with("[{") {
+        TrtllmRecord::Iteration(Box::new(json(message)?))
+    } else {
+        match startup::parse(message, head.rank)? {
+            startup::Startup::Capacity(c) => TrtllmRecord::KvCapacity(c),
+            startup::Startup::Version(version) => TrtllmRecord::Version { version },
+            startup::Startup::TritonModel { model, version } => {
+                if !head.triton {
+                    return None;
+                }
+                TrtllmRecord::TritonModel {
+                    model,
+                    model_version: version,
+                }
+            }
+        }
+    };
+    let mut time = head.time;
+    let record = match record {
+        TrtllmRecord::Iteration(mut it) => {
+            it.rank = it.rank.or(head.rank);
+            it.pid = head.pid;
+            time = time.or(it.timestamp);
+            TrtllmRecord::Iteration(it)
+        }
+        other => other,
+    };
+    Some(Parsed {
+        time,
+        process: None,
+        record: crate::Record::Trtllm(record),
+    })
+}
+
+/// A JSON stats message: a Triton record (A) or an `IterationStats` record (B), either one
+/// possibly as an escaped JSON string literal, or a one-record JSON array (a `/metrics` dump).
+fn json(message: &str) -> Option<Iteration> {
+    if message.starts_with('"') {
+        let text = loose::unescape(message)?;
+        return json(&text);
+    }
+    let text = match message.strip_prefix('[') {
+        Some(inner) => inner.strip_suffix(']')?,
+        None => message,
+    };
+    let entries = loose::object(text)?;
+    if triton_json::is_triton(&entries) {
+        Some(triton_json::read(&entries))
+    } else {
+        iteration_stats::read(&entries)
+    }
 }

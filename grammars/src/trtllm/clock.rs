@@ -1,0 +1,179 @@
+//! The timestamps TensorRT-LLM and Triton print, each in its own shape.
+//!
+//! - Triton glog head: `I0510 07:57:30.770724` (level letter, month, day; no year);
+//! - Triton `--log-format ISO8601` head: `2024-05-10T07:57:30Z`;
+//! - Python logger: `[04/28/2025-09:56:44]` (the brackets are the caller's);
+//! - C++ logger (2025-26 source variant) and the IterationStats `timestamp` value:
+//!   `05-10-2024 07:57:30[.972719]` (month-day-year);
+//! - the PyTorch iteration line's `timestamp = 2025-04-28 09:56:44` (year first).
+//!
+//! All are local time; like [`crate::time`], we keep what was printed and leave the zone to
+//! the agent. Each function returns the time and the rest of the input, or `None`.
+
+use crate::LogTime;
+
+/// Exactly `n` ASCII digits at the start of `s`.
+fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
+    let head = s.get(..n)?;
+    if !head.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((head.parse().ok()?, &s[n..]))
+}
+
+fn byte(s: &str, b: u8) -> Option<&str> {
+    if s.as_bytes().first() == Some(&b) {
+        Some(&s[1..])
+    } else {
+        None
+    }
+}
+
+/// `.ffffff` (1 to 9 digits) as nanoseconds, or nothing.
+fn fraction(s: &str) -> (u32, &str) {
+    let Some(rest) = byte(s, b'.') else {
+        return (0, s);
+    };
+    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if n == 0 || n > 9 {
+        return (0, s);
+    }
+    let value: u32 = rest[..n].parse().unwrap_or(0);
+    (value * 10u32.pow((9 - n) as u32), &rest[n..])
+}
+
+/// `HH:MM:SS`.
+fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
+    let (h, s) = digits(s, 2)?;
+    let (m, s) = digits(byte(s, b':')?, 2)?;
+    let (sec, s) = digits(byte(s, b':')?, 2)?;
+    Some(((h as u8, m as u8, sec as u8), s))
+}
+
+fn build(
+    year: Option<u32>,
+    month: u32,
+    day: u32,
+    (hour, minute, second): (u8, u8, u8),
+    nanos: u32,
+) -> Option<LogTime> {
+    let valid = (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 61;
+    if !valid {
+        return None;
+    }
+    let year = match year {
+        Some(y) => Some(u16::try_from(y).ok()?),
+        None => None,
+    };
+    Some(LogTime {
+        year,
+        month: month as u8,
+        day: day as u8,
+        hour,
+        minute,
+        second,
+        nanos,
+    })
+}
+
+/// Triton's glog head time after the level letter: `0510 07:57:30.770724`.
+pub fn glog(s: &str) -> Option<(LogTime, &str)> {
+    let (month, s) = digits(s, 2)?;
+    let (day, s) = digits(s, 2)?;
+    let (hms, s) = clock(byte(s, b' ')?)?;
+    let (nanos, s) = fraction(s);
+    Some((build(None, month, day, hms, nanos)?, s))
+}
+
+/// `2024-05-10T07:57:30Z` (Triton ISO8601; sub-seconds accepted though Triton prints none).
+pub fn iso(s: &str) -> Option<(LogTime, &str)> {
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b'T')?)?;
+    let (nanos, s) = fraction(s);
+    let s = byte(s, b'Z')?;
+    Some((build(Some(year), month, day, hms, nanos)?, s))
+}
+
+/// The Python logger's `MM/DD/YYYY-HH:MM:SS`.
+pub fn slashed(s: &str) -> Option<(LogTime, &str)> {
+    let (month, s) = digits(s, 2)?;
+    let (day, s) = digits(byte(s, b'/')?, 2)?;
+    let (year, s) = digits(byte(s, b'/')?, 4)?;
+    let (hms, s) = clock(byte(s, b'-')?)?;
+    Some((build(Some(year), month, day, hms, 0)?, s))
+}
+
+/// `MM-DD-YYYY HH:MM:SS[.ffffff]` (IterationStats `timestamp`, the 2025-26 C++ logger).
+pub fn month_first(s: &str) -> Option<(LogTime, &str)> {
+    let (month, s) = digits(s, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (year, s) = digits(byte(s, b'-')?, 4)?;
+    let (hms, s) = clock(byte(s, b' ')?)?;
+    let (nanos, s) = fraction(s);
+    Some((build(Some(year), month, day, hms, nanos)?, s))
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (the PyTorch iteration line).
+pub fn year_first(s: &str) -> Option<(LogTime, &str)> {
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b' ')?)?;
+    let (nanos, s) = fraction(s);
+    Some((build(Some(year), month, day, hms, nanos)?, s))
+}
+
+/// A whole timestamp value in either date order, nothing after it.
+pub fn stats_timestamp(s: &str) -> Option<LogTime> {
+    let s = s.trim();
+    match month_first(s).or_else(|| year_first(s)) {
+        Some((time, "")) => Some(time),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_shape() {
+        assert_eq!(
+            glog("0510 07:57:30.770724 21661").unwrap().0.to_string(),
+            "05-10 07:57:30.770724"
+        );
+        assert_eq!(
+            iso("2024-05-10T07:57:30Z I").unwrap().0.to_string(),
+            "2024-05-10 07:57:30"
+        );
+        assert_eq!(
+            slashed("04/28/2025-09:56:44]").unwrap().0.to_string(),
+            "2025-04-28 09:56:44"
+        );
+        assert_eq!(
+            stats_timestamp("01-23-2025 04:45:44.972719")
+                .unwrap()
+                .to_string(),
+            "2025-01-23 04:45:44.972719"
+        );
+        assert_eq!(
+            stats_timestamp("2025-04-28 09:56:44").unwrap().to_string(),
+            "2025-04-28 09:56:44"
+        );
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_time() {
+        assert!(glog("1318 07:57:30.1").is_none());
+        assert!(stats_timestamp("05-10-2024 07:57").is_none());
+        assert!(stats_timestamp("05-10-2024 07:57:30 trailing").is_none());
+        assert!(month_first("ab-cd-efgh").is_none());
+        assert!(glog("").is_none());
+    }
+}
