@@ -12,3 +12,8 @@ pub mod source;
 pub mod catalog;
 pub mod envelope;
 pub mod state;
+pub mod cli;
+pub mod config;
+pub mod exposition;
+pub mod pipeline;
+pub mod run;

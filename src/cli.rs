@@ -1,0 +1,95 @@
+//! The command line. Flag names are a contract (users' unit files and scripts type them),
+//! so they are spelled exactly as the issues and the README say.
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+
+use crate::envelope::EnvelopeKind;
+use crate::source::StartFrom;
+
+/// `--from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum From {
+    /// Read what each file already holds (rebuilds gauges, counters, model name, capacity), then follow.
+    Start,
+    /// Only follow lines written from now on.
+    End,
+}
+
+impl From {
+    pub fn start_from(self) -> StartFrom {
+        match self {
+            From::Start => StartFrom::Start,
+            From::End => StartFrom::End,
+        }
+    }
+}
+
+/// Follows the logs of LLM inference engines (vLLM, TensorRT-LLM, Triton) and serves what
+/// their stats lines say as Prometheus metrics, under the engines' own metric names.
+///
+/// Example: llmtail --log /var/log/vllm.log, then curl localhost:3913/metrics
+#[derive(Debug, Parser)]
+#[command(name = "llmtail", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// A log file to follow, a glob ('/var/log/vllm/*.log', quoted; files that match later are
+    /// picked up), or '-' for standard input. Repeatable. A file that does not exist yet is waited for.
+    #[arg(long = "log", value_name = "PATH")]
+    pub logs: Vec<String>,
+
+    /// Address to serve /metrics, the landing page and health checks on.
+    /// [default: 0.0.0.0:3913]
+    #[arg(long = "web.listen-address", value_name = "HOST:PORT")]
+    pub listen_address: Option<String>,
+
+    /// Path under which to expose metrics. [default: /metrics]
+    #[arg(long = "web.telemetry-path", value_name = "PATH")]
+    pub telemetry_path: Option<String>,
+
+    /// Where to start in files that exist at start-up: 'start' rebuilds the current state from
+    /// what the file holds, then follows; 'end' only follows new lines. Files that appear later
+    /// are always read from their first byte. [default: start]
+    #[arg(long = "from", value_enum, value_name = "WHERE")]
+    pub from: Option<From>,
+
+    /// The model_name label when the log never names its model (the engine config line wins).
+    #[arg(long = "model-name", value_name = "NAME")]
+    pub model_name: Option<String>,
+
+    /// A constant label added to every engine series, e.g. --label instance_group=a. Repeatable.
+    #[arg(long = "label", value_name = "NAME=VALUE")]
+    pub labels: Vec<String>,
+
+    /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL): each stats line's throughput covers this
+    /// many seconds, which is how vllm:prompt_tokens_total and vllm:generation_tokens_total are
+    /// rebuilt from it. [default: 10]
+    #[arg(long = "vllm-stats-interval", value_name = "SECONDS")]
+    pub vllm_stats_interval: Option<f64>,
+
+    /// How log lines are wrapped: detected per file from its first lines ('auto'), or one of
+    /// plain, docker (json-file driver), cri (Kubernetes /var/log/pods), json (JSON logging,
+    /// text in "message"), journald (journalctl short/short-iso, syslog). [default: auto]
+    #[arg(long = "envelope", value_enum, value_name = "KIND")]
+    pub envelope: Option<EnvelopeKind>,
+
+    /// Lines longer than this are skipped up to their newline and counted in
+    /// llmtail_lines_skipped_total{reason="too_long"}. [default: 65536]
+    #[arg(long = "max-line-bytes", value_name = "BYTES")]
+    pub max_line_bytes: Option<usize>,
+
+    /// Keep read positions and counters in this file (written atomically), so that a restart
+    /// neither re-counts nor resets counters even after the log was rotated. Optional.
+    #[arg(long = "state-file", value_name = "PATH")]
+    pub state_file: Option<PathBuf>,
+
+    /// Read a TOML config file with the same settings and per-log labels; flags win.
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Read the logs to their current end, print the metrics (Prometheus text format) to
+    /// stdout and exit, instead of serving them. How to test a log.
+    #[arg(long = "one-shot")]
+    pub one_shot: bool,
+}

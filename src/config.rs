@@ -1,0 +1,318 @@
+//! Settings: flags and the optional TOML config file, merged (flags win) and validated.
+//!
+//! Every mistake stops start-up with exit code 2 and a message that names the file, the line
+//! and what to do about it, because an agent that starts with half its config silently ignored
+//! is worse than one that does not start.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::catalog::is_valid_label_name;
+use crate::cli::{Cli, From};
+use crate::envelope::EnvelopeKind;
+use crate::source::LogSpec;
+
+/// Label names llmtail sets itself; a `--label` may not reuse them.
+pub const RESERVED_LABELS: &[&str] =
+    &["engine", "model_name", "log", "grammar", "reason", "position", "stage", "version", "model", "rank", "le"];
+
+pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// A start-up error: printed as `llmtail: <message>`, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// One `--log` (or `[[log]]`), with what applies to it alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSettings {
+    pub spec: LogSpec,
+    /// As the user wrote it.
+    pub given: String,
+    pub envelope: EnvelopeKind,
+    pub model_name: Option<String>,
+    pub labels: Vec<(String, String)>,
+}
+
+/// Everything the agent runs with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub logs: Vec<LogSettings>,
+    pub listen_address: SocketAddr,
+    pub telemetry_path: String,
+    pub from: From,
+    pub model_name: Option<String>,
+    pub labels: Vec<(String, String)>,
+    pub vllm_stats_interval: f64,
+    pub max_line_bytes: usize,
+    pub state_file: Option<PathBuf>,
+    pub one_shot: bool,
+}
+
+/// The config file. Unknown keys are errors: a typo must not be silently ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    web: WebSection,
+    from: Option<From>,
+    model_name: Option<String>,
+    vllm_stats_interval: Option<f64>,
+    envelope: Option<EnvelopeKind>,
+    max_line_bytes: Option<usize>,
+    state_file: Option<PathBuf>,
+    #[serde(default)]
+    labels: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    log: Vec<LogEntry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WebSection {
+    listen_address: Option<String>,
+    telemetry_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogEntry {
+    path: String,
+    envelope: Option<EnvelopeKind>,
+    model_name: Option<String>,
+    #[serde(default)]
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+/// An example config, shown when the file cannot be read as one.
+const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for example:\n\
+    \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
+
+fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("cannot read config file {}: {e}\n  fix: pass an existing, readable file to --config", path.display())))?;
+    toml::from_str(&text).map_err(|e| {
+        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let place = line.map_or(String::new(), |l| format!(", line {l}"));
+        ConfigError(format!(
+            "config file {}{place}: {}\n  fix: {CONFIG_EXAMPLE}",
+            path.display(),
+            e.message()
+        ))
+    })
+}
+
+/// Parses `NAME=VALUE`, checking the name.
+fn label(text: &str, origin: &str) -> Result<(String, String), ConfigError> {
+    let (name, value) = text.split_once('=').ok_or_else(|| {
+        ConfigError(format!("{origin}: {text:?} is not NAME=VALUE\n  fix: write it as --label instance_group=a"))
+    })?;
+    check_label_name(name, origin)?;
+    Ok((name.to_string(), value.to_string()))
+}
+
+fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
+    if !is_valid_label_name(name) {
+        return Err(ConfigError(format!(
+            "{origin}: {name:?} is not a valid Prometheus label name\n  fix: use letters, digits and '_', not starting with a digit or '__'"
+        )));
+    }
+    if RESERVED_LABELS.contains(&name) {
+        return Err(ConfigError(format!("{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name")));
+    }
+    Ok(())
+}
+
+/// Reads `--log`'s argument: `-`, a glob, or a path.
+pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
+    if given == "-" {
+        return Ok(LogSpec::Stdin);
+    }
+    if given.is_empty() {
+        return Err(ConfigError(format!("{origin}: empty log path\n  fix: --log /var/log/vllm.log")));
+    }
+    if given.contains(['*', '?', '[']) {
+        glob::Pattern::new(given).map_err(|e| {
+            ConfigError(format!("{origin}: bad glob {given:?}: {e}\n  fix: quote the glob and check its brackets, e.g. --log '/var/log/vllm/*.log'"))
+        })?;
+        return Ok(LogSpec::Glob(given.to_string()));
+    }
+    Ok(LogSpec::Path(PathBuf::from(given)))
+}
+
+impl Settings {
+    /// Merges the flags with the config file they name, and validates the result.
+    pub fn from_cli(cli: Cli) -> Result<Settings, ConfigError> {
+        let (config, config_origin) = match &cli.config {
+            Some(path) => (read_config(path)?, format!("config file {}", path.display())),
+            None => (ConfigFile::default(), String::new()),
+        };
+
+        let mut logs: Vec<LogSettings> = Vec::new();
+        let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
+        for entry in &config.log {
+            let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
+            let mut labels = Vec::new();
+            for (name, value) in &entry.labels {
+                check_label_name(name, &origin)?;
+                labels.push((name.clone(), value.clone()));
+            }
+            logs.push(LogSettings {
+                spec: log_spec(&entry.path, &origin)?,
+                given: entry.path.clone(),
+                envelope: entry.envelope.unwrap_or(default_envelope),
+                model_name: entry.model_name.clone(),
+                labels,
+            });
+        }
+        for given in &cli.logs {
+            if logs.iter().any(|l| &l.given == given) {
+                continue;
+            }
+            logs.push(LogSettings {
+                spec: log_spec(given, "--log")?,
+                given: given.clone(),
+                envelope: default_envelope,
+                model_name: None,
+                labels: Vec::new(),
+            });
+        }
+        if logs.is_empty() {
+            return Err(ConfigError(
+                "no log to follow\n  fix: llmtail --log /var/log/vllm.log (or [[log]] path = \"...\" in the --config file)".into(),
+            ));
+        }
+        if logs.iter().filter(|l| l.spec == LogSpec::Stdin).count() > 1 {
+            return Err(ConfigError("--log - (stdin) given twice\n  fix: read standard input once".into()));
+        }
+
+        let mut labels: Vec<(String, String)> = Vec::new();
+        for (name, value) in &config.labels {
+            check_label_name(name, &format!("{config_origin}, [labels]"))?;
+            labels.push((name.clone(), value.clone()));
+        }
+        for text in &cli.labels {
+            let (name, value) = label(text, "--label")?;
+            // Flags win over the config file.
+            labels.retain(|(n, _)| *n != name);
+            labels.push((name, value));
+        }
+
+        let listen = cli
+            .listen_address
+            .or(config.web.listen_address)
+            .unwrap_or_else(|| DEFAULT_LISTEN_ADDRESS.to_string());
+        let listen_address: SocketAddr = listen.parse().map_err(|_| {
+            ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT\n  fix: e.g. --web.listen-address 127.0.0.1:3913 or [::]:3913"))
+        })?;
+        let telemetry_path = cli.telemetry_path.or(config.web.telemetry_path).unwrap_or_else(|| "/metrics".into());
+        if !telemetry_path.starts_with('/') || telemetry_path == "/" || telemetry_path.starts_with("/-/") {
+            return Err(ConfigError(format!(
+                "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
+            )));
+        }
+        let vllm_stats_interval = cli.vllm_stats_interval.or(config.vllm_stats_interval).unwrap_or(10.0);
+        if !(vllm_stats_interval.is_finite() && vllm_stats_interval > 0.0) {
+            return Err(ConfigError(format!(
+                "--vllm-stats-interval: {vllm_stats_interval} is not a positive number of seconds\n  fix: use vLLM's VLLM_LOG_STATS_INTERVAL, 10 by default"
+            )));
+        }
+        let max_line_bytes = cli.max_line_bytes.or(config.max_line_bytes).unwrap_or(DEFAULT_MAX_LINE_BYTES);
+        if max_line_bytes < 256 {
+            return Err(ConfigError(format!(
+                "--max-line-bytes: {max_line_bytes} is too small for any engine's stats line\n  fix: use at least 256 (default 65536)"
+            )));
+        }
+        Ok(Settings {
+            logs,
+            listen_address,
+            telemetry_path,
+            from: cli.from.or(config.from).unwrap_or(From::Start),
+            model_name: cli.model_name.or(config.model_name),
+            labels,
+            vllm_stats_interval,
+            max_line_bytes,
+            state_file: cli.state_file.or(config.state_file),
+            one_shot: cli.one_shot,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn settings(args: &[&str]) -> Result<Settings, ConfigError> {
+        let mut argv = vec!["llmtail"];
+        argv.extend_from_slice(args);
+        Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
+    }
+
+    #[test]
+    fn defaults_match_the_documented_contract() {
+        let s = settings(&["--log", "/var/log/vllm.log"]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "0.0.0.0:3913");
+        assert_eq!(s.telemetry_path, "/metrics");
+        assert_eq!(s.from, From::Start);
+        assert_eq!(s.vllm_stats_interval, 10.0);
+        assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
+    }
+
+    #[test]
+    fn stdin_globs_and_labels() {
+        let s = settings(&["--log", "-", "--log", "/var/log/vllm/*.log", "--label", "instance_group=a"]).unwrap();
+        assert_eq!(s.logs[0].spec, LogSpec::Stdin);
+        assert_eq!(s.logs[1].spec, LogSpec::Glob("/var/log/vllm/*.log".into()));
+        assert_eq!(s.labels, [("instance_group".to_string(), "a".to_string())]);
+    }
+
+    #[test]
+    fn mistakes_name_the_input_and_the_fix() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "no log to follow"),
+            (&["--log", "x", "--label", "novalue"], "\"novalue\" is not NAME=VALUE"),
+            (&["--log", "x", "--label", "9bad=1"], "not a valid Prometheus label name"),
+            (&["--log", "x", "--label", "engine=1"], "set by llmtail itself"),
+            (&["--log", "/var/log/[x.log"], "bad glob"),
+            (&["--log", "x", "--web.listen-address", "nope"], "is not HOST:PORT"),
+            (&["--log", "x", "--web.telemetry-path", "metrics"], "must start with '/'"),
+            (&["--log", "x", "--vllm-stats-interval", "0"], "not a positive number"),
+        ];
+        for (args, expected) in cases {
+            let err = settings(args).unwrap_err().to_string();
+            assert!(err.contains(expected), "{args:?}: {err}");
+            assert!(err.contains("fix:"), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_config_typo_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(&path, "[web]\nlisten_address = \"127.0.0.1:1\"\n\n[[log]]\npath = \"/x.log\"\nlabls = { a = \"b\" }\n").unwrap();
+        let err = settings(&["--config", path.to_str().unwrap()]).unwrap_err().to_string();
+        assert!(err.contains("llmtail.toml, line 6"), "{err}");
+        assert!(err.contains("labls"), "{err}");
+    }
+
+    #[test]
+    fn flags_win_over_the_config_file_and_logs_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(
+            &path,
+            "from = \"end\"\nmodel_name = \"cfg\"\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
+        )
+        .unwrap();
+        let s = settings(&["--config", path.to_str().unwrap(), "--from", "start", "--log", "/b.log", "--label", "team=y"]).unwrap();
+        assert_eq!(s.from, From::Start);
+        assert_eq!(s.model_name.as_deref(), Some("cfg"));
+        assert_eq!(s.labels, [("team".to_string(), "y".to_string())]);
+        assert_eq!(s.logs.len(), 2);
+        assert_eq!(s.logs[0].labels, [("gpu".to_string(), "0".to_string())]);
+    }
+}

@@ -1,0 +1,106 @@
+//! Exposition: the HTTP side. `/metrics` (or `--web.telemetry-path`), a landing page at `/`
+//! that says what is followed, and `/-/healthy`, `/-/ready` as Prometheus' own servers have.
+//!
+//! [`app`] builds the router from shared state so tests can call it without a socket;
+//! [`serve`] takes the listener and the shutdown future so tests bind `127.0.0.1:0`.
+
+pub mod render;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State as Extract;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::state::State;
+use render::Format;
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct Shared {
+    pub state: Arc<Mutex<State>>,
+    pub telemetry_path: Arc<str>,
+    /// The `--log` arguments as given, for the landing page.
+    pub logs_given: Arc<[String]>,
+}
+
+/// The router: metrics, landing page, health.
+pub fn app(shared: Shared) -> Router {
+    let telemetry_path = shared.telemetry_path.to_string();
+    Router::new()
+        .route(&telemetry_path, get(metrics))
+        .route("/", get(landing_page))
+        .route("/-/healthy", get(|| async { "Healthy\n" }))
+        .route("/-/ready", get(ready))
+        .with_state(shared)
+}
+
+/// Serves `app` on `listener` until `shutdown` completes, then finishes in-flight requests.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}
+
+async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = Format::negotiate(accept);
+    // Rendering holds the state lock; do it off the async workers so a big exposition never
+    // stalls other requests.
+    let body = tokio::task::spawn_blocking(move || render::render(&shared.state, format)).await;
+    match body {
+        Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("rendering metrics failed: {e}\n")).into_response(),
+    }
+}
+
+async fn ready(Extract(shared): Extract<Shared>) -> Response {
+    let caught_up = shared.state.lock().map(|s| s.caught_up).unwrap_or(true);
+    if caught_up {
+        (StatusCode::OK, "Ready\n").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "Not ready: still reading what the logs already hold\n").into_response()
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
+    let mut rows = String::new();
+    {
+        let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        for log in state.iter_logs() {
+            let engines: Vec<String> = log.vllm.engines.keys().map(|k| k.label()).collect();
+            let grammars: Vec<String> = log.parsed.iter().map(|g| format!("{} {}", g.grammar, g.lines)).collect();
+            rows.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                escape(&log.label),
+                if log.io.open { "open" } else { "waiting" },
+                log.io.offset,
+                log.io.lines_read,
+                escape(&grammars.join(", ")),
+                escape(log.vllm_model_name(&state.settings)),
+                escape(&engines.join(", ")),
+            ));
+        }
+    }
+    let given: Vec<String> = shared.logs_given.iter().map(|g| format!("<code>{}</code>", escape(g))).collect();
+    let path = escape(&shared.telemetry_path);
+    Html(format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>llmtail</title></head><body>\n\
+         <h1>llmtail {version}</h1>\n<p>Follows the logs of LLM inference engines and serves their stats as Prometheus metrics.</p>\n\
+         <ul><li><a href=\"{path}\">{path}</a>: the metrics</li><li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li></ul>\n\
+         <h2>Logs</h2>\n<p>Following {given}.</p>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th><th>engines</th></tr>\n{rows}</table>\n\
+         </body></html>\n",
+        version = env!("CARGO_PKG_VERSION"),
+        given = given.join(", "),
+    ))
+}

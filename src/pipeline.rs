@@ -1,0 +1,191 @@
+//! The pipeline: the [`Sink`] the source feeds. For each line it runs the remaining stages,
+//! envelope -> grammar -> state, under one lock per batch of lines.
+
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use llmtail_grammars::LogTime;
+
+use crate::config::Settings;
+use crate::envelope::{Decoded, Decoder, EnvelopeKind};
+use crate::source::{LogId, Sink, TailEvent};
+use crate::state::{vllm::Integration, LogState, State, StateSettings};
+
+/// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> f64 + Send + Sync>);
+
+impl Clock {
+    pub fn system() -> Clock {
+        Clock(Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)))
+    }
+
+    pub fn fixed(seconds: f64) -> Clock {
+        Clock(Arc::new(move || seconds))
+    }
+
+    pub fn now(&self) -> f64 {
+        (self.0)()
+    }
+}
+
+/// The calendar year (UTC) of an epoch time.
+pub fn year_of(seconds: f64) -> i32 {
+    let days = (seconds / 86_400.0).floor() as i64;
+    // Civil-from-days (Howard Hinnant), year only.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2)) as i32
+}
+
+/// Reads a yearless record-head time (vLLM, Triton) as UTC in the year that puts it closest
+/// before `now`: a December line read in January belongs to last year.
+pub fn resolve_time(time: &LogTime, now: f64) -> f64 {
+    if time.year.is_some() {
+        return time.unix_seconds(0);
+    }
+    let year = year_of(now);
+    let this_year = time.unix_seconds(year);
+    if this_year > now + 86_400.0 {
+        time.unix_seconds(year - 1)
+    } else {
+        this_year
+    }
+}
+
+/// Per `--log`: what applies to the files it names.
+#[derive(Debug, Clone)]
+struct SourceSettings {
+    envelope: EnvelopeKind,
+    model_name: Option<String>,
+    labels: Vec<(String, String)>,
+}
+
+/// Envelope, grammar and state for every followed file.
+pub struct Pipeline {
+    state: Arc<Mutex<State>>,
+    sources: Vec<SourceSettings>,
+    decoders: Vec<Option<Decoder>>,
+    max_line_bytes: usize,
+    clock: Clock,
+}
+
+/// The state a pipeline built from `settings` starts with.
+pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
+    Arc::new(Mutex::new(State::new(StateSettings {
+        integration: Integration { stats_interval_seconds: settings.vllm_stats_interval },
+        model_name: settings.model_name.clone(),
+        constant_labels: settings.labels.clone(),
+    })))
+}
+
+impl Pipeline {
+    pub fn new(settings: &Settings, state: Arc<Mutex<State>>, clock: Clock) -> Pipeline {
+        let sources = settings
+            .logs
+            .iter()
+            .map(|l| SourceSettings { envelope: l.envelope, model_name: l.model_name.clone(), labels: l.labels.clone() })
+            .collect();
+        Pipeline { state, sources, decoders: Vec::new(), max_line_bytes: settings.max_line_bytes, clock }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+}
+
+impl Sink for Pipeline {
+    fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>) {
+        let index = log.0 as usize;
+        let now = self.clock.now();
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *guard;
+        let (Some(Some(decoder)), Some(Some(log_state))) = (self.decoders.get_mut(index), state.logs.get_mut(index)) else {
+            tracing::warn!(log = log.0, "lines from a log that was never announced; dropped");
+            return;
+        };
+        for raw in lines {
+            log_state.io.lines_read += 1;
+            let (text, envelope_time) = match decoder.decode(raw) {
+                Decoded::Message { text, time } => (text, time),
+                Decoded::Partial => continue,
+                Decoded::Invalid => {
+                    log_state.io.skipped_invalid_envelope += 1;
+                    continue;
+                }
+            };
+            match llmtail_grammars::parse(&text) {
+                Some(parsed) => {
+                    let line_time = envelope_time.or_else(|| parsed.time.map(|t| resolve_time(&t, now)));
+                    log_state.apply(&parsed, line_time, now, &state.settings);
+                }
+                None => log_state.io.lines_unmatched += 1,
+            }
+        }
+    }
+
+    fn event(&mut self, log: LogId, event: TailEvent) {
+        let index = log.0 as usize;
+        if let TailEvent::Discovered { label, source } = &event {
+            let settings = self.sources.get(*source).cloned().unwrap_or(SourceSettings {
+                envelope: EnvelopeKind::Auto,
+                model_name: None,
+                labels: Vec::new(),
+            });
+            if self.decoders.len() <= index {
+                self.decoders.resize_with(index + 1, || None);
+            }
+            let year = year_of(self.clock.now());
+            self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
+            let log_state = LogState::new(label.clone(), *source, settings.labels, settings.model_name);
+            self.lock().insert_log(index, log_state);
+            return;
+        }
+        let mut state = self.lock();
+        let Some(log_state) = state.log_mut(index) else { return };
+        let io = &mut log_state.io;
+        match event {
+            TailEvent::Discovered { .. } => {}
+            TailEvent::Opened => io.open = true,
+            TailEvent::Closed => io.open = false,
+            TailEvent::Rotated => io.rotations += 1,
+            TailEvent::Truncated => io.truncations += 1,
+            TailEvent::OpenFailed(_) => io.open_errors += 1,
+            TailEvent::Skipped(reason) => io.count_skip(reason),
+            TailEvent::Offset(offset) => io.offset = offset,
+        }
+    }
+
+    fn caught_up(&mut self) {
+        self.lock().caught_up = true;
+        tracing::info!("read what the logs held at start-up");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years_of_epoch_times() {
+        assert_eq!(year_of(0.0), 1970);
+        assert_eq!(year_of(1_795_353_901.0), 2026);
+        assert_eq!(year_of(1_798_761_599.0), 2026); // 2026-12-31T23:59:59Z
+        assert_eq!(year_of(1_798_761_600.0), 2027);
+    }
+
+    #[test]
+    fn a_december_line_read_in_january_is_from_last_year() {
+        let dec31 = LogTime { year: None, month: 12, day: 31, hour: 23, minute: 59, second: 50, nanos: 0 };
+        let jan1_2027 = 1_798_761_610.0;
+        assert_eq!(resolve_time(&dec31, jan1_2027), 1_798_761_590.0);
+        let nov22 = LogTime { year: None, month: 11, day: 22, hour: 13, minute: 25, second: 1, nanos: 0 };
+        assert_eq!(resolve_time(&nov22, 1_795_353_902.0), 1_795_353_901.0);
+    }
+}

@@ -1,0 +1,104 @@
+//! Running the agent: one-shot (read, print, exit) or serving (follow, serve, stop on a signal).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::config::Settings;
+use crate::exposition::{self, render, Shared};
+use crate::pipeline::{new_state, Clock, Pipeline};
+use crate::source::{Reader, SourceOptions};
+
+fn reader(settings: &Settings) -> anyhow::Result<Reader> {
+    let options = SourceOptions {
+        from: settings.from.start_from(),
+        max_line_bytes: settings.max_line_bytes,
+        ..SourceOptions::default()
+    };
+    let specs = settings.logs.iter().map(|l| l.spec.clone()).collect();
+    Reader::new(specs, options).context("cannot follow the logs")
+}
+
+/// Reads every log to its current end and writes the exposition (text format 0.0.4) to `out`.
+pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyhow::Result<()> {
+    let state = new_state(settings);
+    let mut pipeline = Pipeline::new(settings, state.clone(), clock);
+    reader(settings)?.read_to_end(&mut pipeline);
+    let text = render::render(&state, render::Format::Text004);
+    out.write_all(text.as_bytes()).context("cannot write the metrics to stdout")?;
+    out.flush().context("cannot write the metrics to stdout")?;
+    Ok(())
+}
+
+/// Follows the logs and serves the metrics until SIGTERM or SIGINT.
+pub fn serve(settings: &Settings) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(2)
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(settings.listen_address)
+            .await
+            .with_context(|| format!("cannot listen on {} (--web.listen-address)", settings.listen_address))?;
+        serve_on(settings, listener, Clock::system(), shutdown_signal()).await
+    })
+}
+
+/// Follows the logs and serves on `listener` until `shutdown` completes. Tests call this
+/// with a `127.0.0.1:0` listener and their own shutdown.
+pub async fn serve_on(
+    settings: &Settings,
+    listener: tokio::net::TcpListener,
+    clock: Clock,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let state = new_state(settings);
+    let reader = reader(settings)?;
+    let stopper = reader.stopper();
+    let mut pipeline = Pipeline::new(settings, state.clone(), clock);
+    let follower = std::thread::Builder::new()
+        .name("llmtail-reader".into())
+        .spawn(move || reader.follow(&mut pipeline))
+        .context("cannot start the reader thread")?;
+
+    let shared = Shared {
+        state,
+        telemetry_path: Arc::from(settings.telemetry_path.as_str()),
+        logs_given: settings.logs.iter().map(|l| l.given.clone()).collect(),
+    };
+    let address = listener.local_addr().ok();
+    tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");
+    let served = exposition::serve(listener, exposition::app(shared), shutdown).await;
+    stopper.stop();
+    if follower.join().is_err() {
+        tracing::error!("the reader thread panicked");
+    }
+    tracing::info!("stopped");
+    served.context("the HTTP server failed")
+}
+
+/// Completes on SIGTERM (systemd stop) or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => tracing::info!("SIGINT: shutting down"),
+            _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
