@@ -28,6 +28,9 @@ pub fn parse(message: &str) -> Option<Iteration> {
         ..Iteration::default()
     };
     let mut saw_rank = false;
+    // `currank_total_requests` and `states` are in all six variants: a line with neither is
+    // some other program's `iter = N, global_rank = G, ...`.
+    let mut saw_trtllm_key = false;
     let mut first = true;
     for piece in split_top_level(message)? {
         let (key, value) = key_value(piece)?;
@@ -46,6 +49,7 @@ pub fn parse(message: &str) -> Option<Iteration> {
             }
             "rank" => it.dist_rank = Some(u32::try_from(int(value)?).ok()?),
             "currank_total_requests" => {
+                saw_trtllm_key = true;
                 let (a, b) = value.split_once('/')?;
                 it.rank_fetched_requests_total = Some(int(a)?);
                 it.fetched_requests_total = Some(int(b)?);
@@ -68,11 +72,14 @@ pub fn parse(message: &str) -> Option<Iteration> {
             "kv_hit_rate" => it.kv_cache_hit_rate = not_available_or(value, float)?,
             "kv_reused_blocks" => it.kv_reused_blocks = Some(int(value)?),
             "kv_free_blocks" => it.kv_free_blocks = Some(int(value)?),
-            "states" => states(value, &mut it)?,
+            "states" => {
+                saw_trtllm_key = true;
+                states(value, &mut it)?;
+            }
             _ => {}
         }
     }
-    if !saw_rank {
+    if !saw_rank || !saw_trtllm_key {
         return None;
     }
     Some(it)
@@ -246,6 +253,7 @@ mod tests {
         assert!(parse("iter = 5, loss = 0.3").is_none());
         assert!(parse("iter = x, global_rank = 0").is_none());
         assert!(parse("step = 5, global_rank = 0").is_none());
+        assert!(parse("iter = 5, global_rank = 0, loss = 0.25").is_none());
     }
 
     #[test]
