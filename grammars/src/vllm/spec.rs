@@ -110,7 +110,7 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
                     return None;
                 }
                 for rate in value.split(", ") {
-                    spec.per_position_acceptance_rate.push(whole(rate, float)?);
+                    spec.per_position_acceptance_rate.push(position_rate(rate)?);
                 }
             }
             _ => {}
@@ -121,5 +121,61 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
     if cumulative && (spec.draft_acceptance_rate.is_none() || spec.emitted_tokens.is_none()) {
         return None;
     }
+    // Every V1 release prints the rate: first up to 0.10.1, last (`Avg Draft acceptance rate`)
+    // from 0.10.2. A 0.10.2+ line cut anywhere before its end lacks it.
+    if !cumulative && spec.draft_acceptance_rate_percent.is_none() {
+        return None;
+    }
     Some(VllmRecord::SpecDecoding(spec))
+}
+
+/// One element of `Per-position acceptance rate`: vLLM joins `f"{p:.3f}"`, so an element is
+/// `nan` or has exactly three decimals. Anything else is a list cut off mid-element.
+fn position_rate(rate: &str) -> Option<f64> {
+    let decimals = rate.split_once('.').map(|(_, d)| d.len());
+    (rate == "nan" || decimals == Some(3)).then_some(())?;
+    whole(rate, float)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(message: &str) -> Option<SpecDecoding> {
+        match parse(message)? {
+            VllmRecord::SpecDecoding(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn reads_the_per_position_list_whose_commas_are_the_field_separator() {
+        let s = spec("SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan").unwrap();
+        assert_eq!(s.per_position_acceptance_rate[..2], [0.333, 0.182]);
+        assert!(s.per_position_acceptance_rate[2].is_nan());
+    }
+
+    #[test]
+    fn a_per_position_element_without_three_decimals_is_a_cut_line() {
+        assert!(position_rate("0.52").is_none());
+        assert!(position_rate("0").is_none());
+        assert_eq!(position_rate("0.520"), Some(0.52));
+    }
+
+    #[test]
+    fn a_v1_line_without_its_acceptance_rate_is_cut() {
+        let line = "SpecDecoding metrics: Mean acceptance length: 3.45, Accepted throughput: 59.29 tokens/s, Drafted throughput: 72.59 tokens/s, Accepted: 593 tokens, Drafted: 726 tokens, Per-position acceptance rate: 0.917, 0.839";
+        assert!(spec(line).is_none());
+        assert!(spec(&format!("{line}, 0.694, Avg Draft acceptance rate: 81.7%")).is_some());
+    }
+
+    #[test]
+    fn the_v0_line_needs_its_final_dot() {
+        let line = "Speculative metrics: Draft acceptance rate: 0.675, System efficiency: 0.531, Number of speculative tokens: 4, Number of accepted tokens: 8485, Number of draft tokens: 12564, Number of emitted tokens: 8347";
+        assert!(spec(line).is_none());
+        assert_eq!(
+            spec(&format!("{line}.")).unwrap().emitted_tokens,
+            Some(8347)
+        );
+    }
 }

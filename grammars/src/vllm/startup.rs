@@ -211,10 +211,64 @@ fn engine_config(message: &str) -> Option<EngineConfig<'_>> {
     })
 }
 
-/// The unquoted value after `key` in a `k=v, k=v` config string.
+/// The unquoted value after `key` in a `k=v, k=v` config string. Every key read here is
+/// followed by more keys in every release, so a value that runs to the end of the line is a
+/// line cut short (Docker and CRI split records over 16 KiB) and is not taken.
 fn key_value<'a>(config: &'a str, key: &str) -> Option<&'a str> {
     let at = config.find(key)? + key.len();
     let value = &config[at..];
-    let end = value.find(", ").unwrap_or(value.len());
+    let end = value.find(", ")?;
     Some(&value[..end]).filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_value_must_be_followed_by_another_key() {
+        assert_eq!(
+            key_value(
+                "seed=0, served_model_name=qwen, x=1",
+                ", served_model_name="
+            ),
+            Some("qwen")
+        );
+        assert_eq!(
+            key_value("seed=0, served_model_name=Qwen/Qw", ", served_model_name="),
+            None
+        );
+    }
+
+    #[test]
+    fn a_cut_config_line_keeps_its_model_but_not_the_cut_fields() {
+        let line = "Initializing a V1 LLM engine (v0.14.1) with config: model='Qwen/Qwen3-8B', max_seq_len=40960, served_model_name=Qwe";
+        let config = engine_config(line).unwrap();
+        assert_eq!(
+            (config.model, config.max_seq_len, config.served_model_name),
+            ("Qwen/Qwen3-8B", Some(40960), None)
+        );
+    }
+
+    #[test]
+    fn kv_cache_size_takes_the_joined_concurrency() {
+        let size = whole("GPU KV cache size: 391,748 tokens, Maximum concurrency for 32,768 tokens per request: 11.96x", kv_cache_size).unwrap();
+        assert_eq!((size.device, size.tokens), ("GPU", 391_748));
+        assert_eq!(size.max_concurrency.unwrap().tokens_per_request, 32_768);
+    }
+
+    #[test]
+    fn blocks_read_every_device_word() {
+        for (line, device) in [
+            ("# GPU blocks: 1, # CPU blocks: 2", "GPU"),
+            ("# cuda blocks: 1, # CPU blocks: 2", "cuda"),
+            ("# npu blocks: 1, # CPU blocks: 2", "npu"),
+        ] {
+            assert_eq!(whole(line, blocks).unwrap().device, device);
+        }
+        assert_eq!(
+            whole("# CPU blocks: 7281", blocks).unwrap().cpu_blocks,
+            None
+        );
+    }
 }

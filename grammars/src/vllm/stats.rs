@@ -382,3 +382,46 @@ fn iteration(scope: Scope, body: &str) -> Option<Iteration<'_>> {
         encoder_output_embeddings: encoder.map(|e| e.1),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(message: &str) -> Option<VllmStats<'_>> {
+        match parse(message)? {
+            VllmRecord::Stats(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn v0_cpu_usage_is_swap_and_v1_cpu_usage_is_the_device() {
+        let v0 = stats("Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 3.0%, CPU KV cache usage: 4.0%.").unwrap();
+        assert_eq!(
+            (v0.kv_cache_device, v0.cpu_swap_usage_percent),
+            (Some("GPU"), Some(4.0))
+        );
+        let v1 = stats("Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, CPU KV cache usage: 3.0%").unwrap();
+        assert_eq!(
+            (v1.kv_cache_device, v1.cpu_swap_usage_percent),
+            (Some("CPU"), None)
+        );
+    }
+
+    #[test]
+    fn a_value_cut_short_rejects_the_line() {
+        assert!(stats(
+            "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 4"
+        )
+        .is_none());
+        assert!(stats("Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 3.0%, Prefix cache hit rate: 41").is_none());
+    }
+
+    #[test]
+    fn only_a_message_that_starts_with_the_stats_text_is_stats() {
+        assert!(
+            stats("Received request x: prompt: 'Avg prompt throughput: 1.0 tokens/s'").is_none()
+        );
+        assert_eq!(stats("RUNNING: 3 | WAITING: 1").unwrap().waiting, Some(1));
+    }
+}
