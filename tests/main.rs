@@ -2,4 +2,5 @@
 //! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
 
 mod support;
+mod end_to_end;
 mod tailing;
