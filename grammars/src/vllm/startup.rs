@@ -211,14 +211,20 @@ fn engine_config(message: &str) -> Option<EngineConfig<'_>> {
     })
 }
 
-/// The unquoted value after `key` in a `k=v, k=v` config string. Every key read here is
-/// followed by more keys in every release, so a value that runs to the end of the line is a
-/// line cut short (Docker and CRI split records over 16 KiB) and is not taken.
+/// The unquoted value after `key` in a `k=v, k=v` config string.
+///
+/// A value ends at the next `, `, or at the `)` that closes the 0.1.x-0.6.x f-string, where
+/// `served_model_name` was the last key (`seed=0, served_model_name=chatglm3-6b/)`). A value that
+/// runs to the end of the line without that `)` is a line cut short (Docker and CRI split
+/// records over 16 KiB) and is not taken.
 fn key_value<'a>(config: &'a str, key: &str) -> Option<&'a str> {
     let at = config.find(key)? + key.len();
     let value = &config[at..];
-    let end = value.find(", ")?;
-    Some(&value[..end]).filter(|v| !v.is_empty())
+    let value = match value.find(", ") {
+        Some(end) => &value[..end],
+        None => value.strip_suffix(')')?,
+    };
+    Some(value).filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]
