@@ -3,4 +3,5 @@
 
 mod support;
 mod end_to_end;
+mod prometheus;
 mod tailing;

@@ -1,0 +1,140 @@
+//! A real Prometheus (Debian's `prometheus` package, installed by `.ci/run`) scrapes the agent,
+//! and its query API returns what the log said; `promtool check metrics` accepts our output.
+//!
+//! Without the binaries these tests fail with the install command, unless
+//! `LLMTAIL_SKIP_PROMETHEUS=1` says to skip them on purpose.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::support::agent::{eventually, http_get, RunningAgent};
+
+fn tool(name: &str) -> Option<PathBuf> {
+    if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
+        eprintln!("LLMTAIL_SKIP_PROMETHEUS=1: skipping the test that needs {name}");
+        return None;
+    }
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file());
+    Some(found.unwrap_or_else(|| {
+        panic!("{name} is not installed: apt-get install -y prometheus (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
+    }))
+}
+
+/// A Prometheus server on a loopback port, killed when dropped.
+struct Prometheus {
+    child: Child,
+    addr: std::net::SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn scraping(binary: &Path, target: std::net::SocketAddr) -> Prometheus {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start prometheus");
+        Prometheus { child, addr, _dir: dir }
+    }
+
+    /// The value of an instant query that returns one series, once it returns one.
+    fn query(&self, promql: &str) -> Option<f64> {
+        let encoded: String = promql
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() || b == b'_' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        let response = http_get(self.addr, &format!("/api/v1/query?query={encoded}"), None).ok()?;
+        // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
+        let value = response.body.split("\"value\":[").nth(1)?;
+        let value = value.split(',').nth(1)?.trim_start_matches('"');
+        value.split('"').next()?.parse().ok()
+    }
+
+    fn wait_for(&self, promql: &str, expected: f64) {
+        let mut last = None;
+        let held = eventually(|| {
+            last = self.query(promql);
+            last.is_some_and(|v| (v - expected).abs() < 1e-9)
+        });
+        assert!(held, "Prometheus query {promql}: expected {expected}, last answer {last:?}");
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const LOG: &str = "\
+(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
+(EngineCore_DP0 pid=276) INFO 11-22 13:20:30 [kv_cache_utils.py:1305] GPU KV cache size: 2,042,016 tokens
+(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%
+(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 001: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%
+";
+
+#[test]
+fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
+    let Some(prometheus) = tool("prometheus") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, LOG).unwrap();
+    let agent = RunningAgent::start(&["--log", log.to_str().unwrap(), "--label", "instance_group=a"]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for("vllm:num_requests_running{engine=\"0\",model_name=\"qwen3-8b\",instance_group=\"a\"}", 14.0);
+    server.wait_for("vllm:num_requests_running{engine=\"1\"}", 1.0);
+    server.wait_for("vllm:gpu_cache_usage_perc{engine=\"0\"}", 0.631);
+    server.wait_for("vllm:prompt_tokens_total{engine=\"0\"}", 12453.0);
+    server.wait_for("llmtail_vllm_kv_cache_capacity_tokens", 2042016.0);
+    server.wait_for("sum(vllm:num_requests_waiting)", 2.0);
+    server.wait_for("llmtail_lines_parsed_total{grammar=\"vllm_stats\"}", 2.0);
+}
+
+/// promtool lints names; the only complaints allowed are about vLLM's own names, which
+/// dashboards depend on and we must not change.
+#[test]
+fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
+    let Some(promtool) = tool("promtool") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, LOG).unwrap();
+    let agent = RunningAgent::start(&["--log", log.to_str().unwrap()]);
+    let metrics = agent.metrics();
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), metrics.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "promtool failed to parse:\n{report}");
+    for problem in report.lines().filter(|l| !l.trim().is_empty()) {
+        let vllm_name = problem.starts_with("vllm:");
+        let allowed = vllm_name
+            && (problem.ends_with("metric names should not contain ':'")
+                || problem.ends_with("metric names should not contain abbreviated units"));
+        assert!(allowed, "promtool: {problem}");
+    }
+}
