@@ -8,6 +8,14 @@
 //! The contract with the next stage is the [`Sink`] trait: the reader calls it from its own
 //! thread, in order, and the sink must not block for long.
 
+mod file;
+mod reader;
+mod splitter;
+mod stdin;
+mod watch;
+
+pub use reader::{Reader, SourceError, SourceOptions, Stopper};
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -85,4 +93,8 @@ pub trait Sink: Send {
     fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>);
     /// Something happened to a file.
     fn event(&mut self, log: LogId, event: TailEvent);
+    /// Every file that existed at start-up has been read to its end (files that could not
+    /// be opened count as read). Called once; stdin is not waited for while following, since
+    /// a pipe has no end to catch up with. [`Reader::read_to_end`] calls it when it is done.
+    fn caught_up(&mut self) {}
 }

@@ -1,0 +1,459 @@
+//! One followed path: the file it names now, and the files it named before that are still
+//! being drained.
+//!
+//! Nothing here trusts an event. Each check stats the path (one `stat` when nothing
+//! happened) and compares what it finds with the open descriptor:
+//! - the path names another file (rotation) or none (deletion): the old descriptor is read to
+//!   its end first, then kept open for a grace period (writers go on appending to a renamed
+//!   file until they reopen) and drained again on every check, then closed; the new file, if
+//!   any, is read from its first byte.
+//! - the file is shorter than what we read (truncation), or its first bytes are no longer
+//!   those we read (truncated and regrown past our offset before we looked): reading starts
+//!   again at 0.
+//! - the file cannot be opened: reported, and retried with a backoff (an event on the path
+//!   retries at once).
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::splitter::LineSplitter;
+use super::{LogId, SkipReason, Sink, TailEvent};
+
+/// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
+pub(crate) const FINGERPRINT_BYTES: usize = 256;
+
+/// At most this much is read from one file per check, so one busy file cannot starve the
+/// others (the reader comes back to it at once).
+const READ_BUDGET: u64 = 4 * 1024 * 1024;
+
+/// How many read budgets a rotated-away file may take in one go before the new file is opened.
+const MAX_DRAIN_BUDGETS: usize = 16;
+
+/// The longest wait between two attempts to open a file that fails to open.
+const MAX_OPEN_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Which file a descriptor or a path refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl Identity {
+    pub fn of(meta: &Metadata) -> Identity {
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// What a check needs from the reader: the shared read buffer, the sink and the settings.
+pub(crate) struct Ctx<'a> {
+    pub buf: &'a mut [u8],
+    pub sink: &'a mut dyn Sink,
+    pub now: Instant,
+    pub max_line_bytes: usize,
+    pub poll_interval: Duration,
+    pub rotated_grace: Duration,
+    /// Files closed after rotation, for the glob dedup (see `reader::Retired`).
+    pub retired: &'a mut Vec<(Identity, Vec<u8>)>,
+}
+
+/// An open descriptor and how far it was read.
+struct OpenLog {
+    file: File,
+    identity: Identity,
+    offset: u64,
+    splitter: LineSplitter,
+    /// The first bytes of the file as we read them (up to [`FINGERPRINT_BYTES`]).
+    ///
+    /// A file truncated and then written past our offset before we looked cannot be told
+    /// from a file that grew by its size; its first bytes can. This cannot detect a file
+    /// rewritten with the same first bytes (e.g. every run starts with the same banner and
+    /// no timestamp), nor a truncation regrown to exactly our offset until it grows further;
+    /// such a file is read on from our offset as if it had only grown.
+    fingerprint: Vec<u8>,
+}
+
+/// A descriptor whose path now names another file (or none), drained until `close_at`.
+struct RotatedLog {
+    log: OpenLog,
+    close_at: Instant,
+}
+
+/// One followed path.
+pub(crate) struct FollowedFile {
+    pub id: LogId,
+    /// The path to stat and open (absolute).
+    pub path: PathBuf,
+    /// Its directory (the one to watch).
+    pub dir: PathBuf,
+    /// Found by a glob: forgotten once closed (the glob finds it again if it comes back).
+    pub from_glob: bool,
+    /// Existed at start-up: [`super::Sink::caught_up`] waits for it.
+    pub initial: bool,
+    /// Read to its end once (or found missing or unreadable): counts as caught up.
+    pub settled: bool,
+    /// With `--from end`: the file the path named at start-up, opened at its end. Any other
+    /// file at this path appeared later and is read from its first byte.
+    start_at_end: Option<Identity>,
+    current: Option<OpenLog>,
+    rotated: Vec<RotatedLog>,
+    /// A file was opened and `Closed` was not sent since: the next open is a rotation.
+    open_since_closed: bool,
+    open_failures: u32,
+    retry_at: Option<Instant>,
+    /// The path named nothing when last looked at.
+    missing: bool,
+    /// The budget ran out before the end of the file: check again without waiting.
+    pub more: bool,
+}
+
+impl FollowedFile {
+    pub fn new(
+        id: LogId,
+        path: PathBuf,
+        from_glob: bool,
+        at_startup: bool,
+        start_at_end: bool,
+    ) -> FollowedFile {
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let existing = std::fs::metadata(&path).ok();
+        FollowedFile {
+            id,
+            dir,
+            from_glob,
+            initial: at_startup && existing.is_some(),
+            settled: !at_startup || existing.is_none(),
+            missing: existing.is_none(),
+            start_at_end: existing
+                .as_ref()
+                .filter(|_| start_at_end)
+                .map(Identity::of),
+            path,
+            current: None,
+            rotated: Vec::new(),
+            open_since_closed: false,
+            open_failures: 0,
+            retry_at: None,
+            more: false,
+        }
+    }
+
+    /// Identities of the files open for this path (current and rotated).
+    pub fn open_identities(&self) -> impl Iterator<Item = Identity> + '_ {
+        self.current
+            .iter()
+            .map(|log| log.identity)
+            .chain(self.rotated.iter().map(|r| r.log.identity))
+    }
+
+    pub fn has_rotated(&self) -> bool {
+        !self.rotated.is_empty()
+    }
+
+    /// Missing, nothing open and nothing to drain: a glob's file that went away.
+    pub fn is_gone(&self) -> bool {
+        self.missing && self.current.is_none() && self.rotated.is_empty()
+    }
+
+    /// The next time this file wants a check without an event (a rotated file to close, an
+    /// open to retry).
+    pub fn deadline(&self) -> Option<Instant> {
+        let close = self.rotated.iter().map(|r| r.close_at).min();
+        let retry = self.retry_at.filter(|_| self.current.is_none());
+        match (close, retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Looks at the path and reads what there is to read. `retry_now` skips the open backoff
+    /// (an event named this path).
+    pub fn check(&mut self, ctx: &mut Ctx<'_>, retry_now: bool) {
+        self.more = false;
+        self.drain_rotated(ctx);
+
+        if let Some(mut log) = self.current.take() {
+            match std::fs::metadata(&self.path) {
+                Ok(meta) if Identity::of(&meta) == log.identity => {
+                    self.check_shrink(&mut log, meta.len(), ctx);
+                    self.more |= !self.read_available(&mut log, ctx, true);
+                    self.current = Some(log);
+                }
+                Ok(_) => {
+                    self.rotate_away(log, ctx);
+                    self.open(ctx);
+                }
+                Err(error) if error.kind() == ErrorKind::NotFound => {
+                    self.missing = true;
+                    self.rotate_away(log, ctx);
+                }
+                Err(_) => {
+                    // The path cannot be looked at (e.g. its directory lost its x bit), so
+                    // we cannot tell a rotation: go on with the descriptor we have.
+                    if let Ok(meta) = log.file.metadata() {
+                        self.check_shrink(&mut log, meta.len(), ctx);
+                    }
+                    self.more |= !self.read_available(&mut log, ctx, true);
+                    self.current = Some(log);
+                }
+            }
+        } else if retry_now || self.retry_at.is_none_or(|at| at <= ctx.now) {
+            self.open(ctx);
+        }
+        if !self.more {
+            // Read to its end, or missing, or unreadable: nothing more to read for now.
+            self.settled = true;
+        }
+    }
+
+    /// Closes everything (the reader stops or the one-shot read is done).
+    pub fn close(&mut self, ctx: &mut Ctx<'_>) {
+        for rotated in std::mem::take(&mut self.rotated) {
+            self.retire(rotated.log, ctx);
+        }
+        if let Some(log) = self.current.take() {
+            self.retire(log, ctx);
+        }
+        self.send_closed(ctx);
+    }
+
+    fn open(&mut self, ctx: &mut Ctx<'_>) {
+        let (file, meta) = match open_regular(&self.path) {
+            Ok(opened) => opened,
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                self.missing = true;
+                self.retry_at = None;
+                return;
+            }
+            Err(error) => {
+                self.missing = false;
+                self.open_failed(error, ctx);
+                return;
+            }
+        };
+        self.missing = false;
+        let identity = Identity::of(&meta);
+        let offset = if self.start_at_end.take() == Some(identity) {
+            meta.len()
+        } else {
+            0
+        };
+        let mut log = OpenLog {
+            file,
+            identity,
+            offset,
+            splitter: LineSplitter::new(ctx.max_line_bytes),
+            fingerprint: Vec::new(),
+        };
+        refill_fingerprint(&mut log);
+        if self.open_since_closed {
+            tracing::info!(path = %self.path.display(), "log rotated; following the new file");
+            ctx.sink.event(self.id, TailEvent::Rotated);
+        } else {
+            tracing::info!(path = %self.path.display(), offset, "following log");
+        }
+        ctx.sink.event(self.id, TailEvent::Opened);
+        self.open_since_closed = true;
+        self.open_failures = 0;
+        self.retry_at = None;
+        self.more |= !self.read_available(&mut log, ctx, true);
+        self.current = Some(log);
+    }
+
+    fn open_failed(&mut self, error: std::io::Error, ctx: &mut Ctx<'_>) {
+        self.open_failures = self.open_failures.saturating_add(1);
+        let backoff = ctx
+            .poll_interval
+            .saturating_mul(1 << self.open_failures.min(16).saturating_sub(1))
+            .min(MAX_OPEN_BACKOFF);
+        self.retry_at = Some(ctx.now + backoff);
+        // Every failure is an event (the sink counts them); the log says so only on the 1st,
+        // 2nd, 4th, 8th... failure in a row, so a file that stays unreadable does not flood it.
+        if self.open_failures.is_power_of_two() {
+            tracing::warn!(
+                path = %self.path.display(),
+                %error,
+                failures = self.open_failures,
+                retry_in = ?backoff,
+                "cannot open log"
+            );
+        }
+        ctx.sink.event(self.id, TailEvent::OpenFailed(error));
+    }
+
+    /// Truncated (shorter than our offset), or rewritten since we read its first bytes.
+    fn check_shrink(&self, log: &mut OpenLog, len: u64, ctx: &mut Ctx<'_>) {
+        let truncated = len < log.offset || (len > log.offset && !fingerprint_matches(log));
+        if truncated {
+            tracing::info!(path = %self.path.display(), was = log.offset, now = len, "log truncated; reading it again from the start");
+            if log.splitter.discard_partial() {
+                ctx.sink
+                    .event(self.id, TailEvent::Skipped(SkipReason::TruncatedPartial));
+            }
+            log.offset = 0;
+            log.fingerprint.clear();
+            ctx.sink.event(self.id, TailEvent::Truncated);
+        }
+    }
+
+    /// The path names another file now (or none): read the old one to its end, then keep it
+    /// for the grace period.
+    fn rotate_away(&mut self, mut log: OpenLog, ctx: &mut Ctx<'_>) {
+        // Bounded so a writer that outruns us cannot keep us here; the rest is read while
+        // the file is drained during its grace period.
+        for _ in 0..MAX_DRAIN_BUDGETS {
+            if self.read_available(&mut log, ctx, true) {
+                break;
+            }
+        }
+        tracing::debug!(path = %self.path.display(), "path no longer names the file we read; draining it");
+        self.rotated.push(RotatedLog {
+            log,
+            close_at: ctx.now + ctx.rotated_grace,
+        });
+    }
+
+    /// Reads what writers appended to rotated-away files; closes those past their grace.
+    fn drain_rotated(&mut self, ctx: &mut Ctx<'_>) {
+        if self.rotated.is_empty() {
+            return;
+        }
+        let mut rotated = std::mem::take(&mut self.rotated);
+        for r in &mut rotated {
+            self.more |= !self.read_available(&mut r.log, ctx, false);
+        }
+        let now = ctx.now;
+        let (keep, close): (Vec<_>, Vec<_>) = rotated.into_iter().partition(|r| r.close_at > now);
+        self.rotated = keep;
+        for r in close {
+            // A file that is still being written to faster than we read is cut here; the
+            // grace period is the promise, not "until the writer stops".
+            self.retire(r.log, ctx);
+        }
+        if self.current.is_none() && self.rotated.is_empty() {
+            self.send_closed(ctx);
+        }
+    }
+
+    /// Closes one descriptor for good: its unterminated tail can never become a line.
+    fn retire(&mut self, mut log: OpenLog, ctx: &mut Ctx<'_>) {
+        if log.splitter.discard_partial() {
+            ctx.sink
+                .event(self.id, TailEvent::Skipped(SkipReason::TruncatedPartial));
+        }
+        if !log.fingerprint.is_empty() {
+            ctx.retired.push((log.identity, std::mem::take(&mut log.fingerprint)));
+        }
+    }
+
+    fn send_closed(&mut self, ctx: &mut Ctx<'_>) {
+        if self.open_since_closed {
+            self.open_since_closed = false;
+            tracing::info!(path = %self.path.display(), "log closed");
+            ctx.sink.event(self.id, TailEvent::Closed);
+        }
+    }
+
+    /// Reads from the offset on, hands complete lines to the sink. Returns true at the end of
+    /// the file, false if the read budget ran out first. `report_offset` is false for
+    /// rotated-away files (the offset the sink tracks is the current file's).
+    fn read_available(&self, log: &mut OpenLog, ctx: &mut Ctx<'_>, report_offset: bool) -> bool {
+        let mut budget = READ_BUDGET;
+        loop {
+            let n = match log.file.read_at(ctx.buf, log.offset) {
+                Ok(0) => return true,
+                Ok(n) => n,
+                Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+                Err(error) => {
+                    // E.g. EIO on a flaky network file system: try again at the next check.
+                    tracing::debug!(path = %self.path.display(), %error, "read failed");
+                    return true;
+                }
+            };
+            let data = &ctx.buf[..n];
+            if log.offset < FINGERPRINT_BYTES as u64
+                && log.fingerprint.len() as u64 == log.offset
+            {
+                let take = (FINGERPRINT_BYTES - log.fingerprint.len()).min(n);
+                log.fingerprint.extend_from_slice(&data[..take]);
+            }
+            log.offset += n as u64;
+            let id = self.id;
+            let sink = &mut *ctx.sink;
+            let too_long = log.splitter.feed(data, |lines| sink.lines(id, lines));
+            for _ in 0..too_long {
+                ctx.sink.event(id, TailEvent::Skipped(SkipReason::TooLong));
+            }
+            if report_offset {
+                let complete = log.offset - log.splitter.pending_len() as u64;
+                ctx.sink.event(id, TailEvent::Offset(complete));
+            }
+            budget = budget.saturating_sub(n as u64);
+            if budget == 0 {
+                return false;
+            }
+        }
+    }
+}
+
+/// Reads the first bytes of a file opened past them (`--from end`), so a later rewrite of
+/// the file can be told from growth.
+fn refill_fingerprint(log: &mut OpenLog) {
+    let want = (FINGERPRINT_BYTES as u64).min(log.offset) as usize;
+    let mut bytes = vec![0; want];
+    if log.file.read_exact_at(&mut bytes, 0).is_ok() {
+        log.fingerprint = bytes;
+    }
+}
+
+/// True unless the file's first bytes differ from those we read.
+fn fingerprint_matches(log: &OpenLog) -> bool {
+    if log.fingerprint.is_empty() {
+        return true;
+    }
+    let mut now = [0u8; FINGERPRINT_BYTES];
+    let now = &mut now[..log.fingerprint.len()];
+    match log.file.read_exact_at(now, 0) {
+        Ok(()) => now == log.fingerprint.as_slice(),
+        Err(error) if error.kind() == ErrorKind::UnexpectedEof => false,
+        // Cannot tell: do not throw away what we read on a hunch.
+        Err(_) => true,
+    }
+}
+
+/// Opens a regular file for reading, with its metadata; anything else is an error.
+fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        // A FIFO put at the path would block `open` (and the whole reader) until a writer
+        // comes; with O_NONBLOCK it opens at once and is refused below.
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        Ok((file, meta))
+    } else {
+        Err(std::io::Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
+/// Whether the file at `path` starts with `fingerprint` (used to recognise a rotated copy).
+pub(crate) fn starts_with(path: &Path, fingerprint: &[u8]) -> bool {
+    let Ok((file, _)) = open_regular(path) else {
+        return false;
+    };
+    let mut bytes = vec![0; fingerprint.len()];
+    file.read_exact_at(&mut bytes, 0).is_ok() && bytes == fingerprint
+}

@@ -1,0 +1,564 @@
+//! The reader: one thread that follows every log in turn and calls the sink.
+//!
+//! It sleeps until a watch wakes it, a deadline comes (a rotated file to close, an open to
+//! retry) or the slow poll is due; then it checks the files the wake-up named (the poll and a
+//! lost-event rescan check them all). One read buffer serves all files, since they are read
+//! one after the other; a file keeps only its unterminated last line. A file that misbehaves
+//! is reported to the sink and retried; it never stops the reader.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::file::{self, Ctx, FollowedFile, Identity};
+use super::stdin::StdinLog;
+use super::watch::{DirWatches, Touched};
+use super::{LogId, LogSpec, Sink, StartFrom, TailEvent};
+
+/// Size of the one read buffer shared by all files.
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
+/// How many closed rotated files are remembered so a glob does not read them again under
+/// their new name.
+const MAX_RETIRED: usize = 256;
+
+/// How the reader reads.
+#[derive(Debug, Clone)]
+pub struct SourceOptions {
+    /// Where to start in files that exist at start-up (files that appear later are always
+    /// read from their first byte).
+    pub from: StartFrom,
+    /// Lines longer than this (without the `\n`) are skipped and reported.
+    pub max_line_bytes: usize,
+    /// The slow poll that backs up file-system events (lost events, NFS, bind mounts).
+    pub poll_interval: Duration,
+    /// How long a file whose path now names another file (or none) is still drained:
+    /// writers go on appending to a renamed file until they reopen their log.
+    pub rotated_grace: Duration,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            from: StartFrom::Start,
+            max_line_bytes: 64 * 1024,
+            poll_interval: Duration::from_secs(1),
+            rotated_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why a reader cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A `--log` glob that does not parse.
+    #[error("bad glob pattern `{pattern}`: {source}")]
+    BadGlob {
+        pattern: String,
+        #[source]
+        source: glob::PatternError,
+    },
+    /// A path that cannot be made absolute (the current directory is gone).
+    #[error("cannot resolve `{}`: {source}", path.display())]
+    Resolve {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A spec, checked and resolved.
+enum Spec {
+    Path { label: Arc<str>, path: PathBuf },
+    Glob { pattern: String, base: PathBuf },
+    Stdin,
+}
+
+/// Makes [`Reader::follow`] return soon; cheap to clone, usable from any thread.
+#[derive(Debug, Clone)]
+pub struct Stopper {
+    stop: Arc<AtomicBool>,
+    wake: Sender<()>,
+}
+
+impl Stopper {
+    /// Asks the reader to stop: it closes its files (sending `Closed`) and returns.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Fails only when the reader is already gone.
+        let _ = self.wake.send(());
+    }
+}
+
+/// Follows the logs named by a set of [`LogSpec`]s.
+pub struct Reader {
+    specs: Vec<Spec>,
+    options: SourceOptions,
+    stop: Arc<AtomicBool>,
+    wake_tx: Sender<()>,
+    wake_rx: Receiver<()>,
+    stdin: Option<Box<dyn Read + Send>>,
+}
+
+impl Reader {
+    /// Checks the specs (a bad glob pattern is an error naming it); opens nothing yet.
+    pub fn new(specs: Vec<LogSpec>, options: SourceOptions) -> Result<Reader, SourceError> {
+        let specs = specs
+            .into_iter()
+            .map(|spec| match spec {
+                LogSpec::Path(path) => Ok(Spec::Path {
+                    label: Arc::from(path.display().to_string()),
+                    path: absolute(&path)?,
+                }),
+                LogSpec::Glob(pattern) => {
+                    glob::Pattern::new(&pattern).map_err(|source| SourceError::BadGlob {
+                        pattern: pattern.clone(),
+                        source,
+                    })?;
+                    let base = absolute(&glob_base(&pattern))?;
+                    Ok(Spec::Glob { pattern, base })
+                }
+                LogSpec::Stdin => Ok(Spec::Stdin),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (wake_tx, wake_rx) = channel();
+        Ok(Reader {
+            specs,
+            options,
+            stop: Arc::new(AtomicBool::new(false)),
+            wake_tx,
+            wake_rx,
+            stdin: None,
+        })
+    }
+
+    /// Reads `input` instead of the process's standard input for [`LogSpec::Stdin`] (tests,
+    /// or a caller that already owns stdin).
+    pub fn with_stdin(mut self, input: impl Read + Send + 'static) -> Reader {
+        self.stdin = Some(Box::new(input));
+        self
+    }
+
+    /// A handle that makes [`Reader::follow`] return soon.
+    pub fn stopper(&self) -> Stopper {
+        Stopper {
+            stop: Arc::clone(&self.stop),
+            wake: self.wake_tx.clone(),
+        }
+    }
+
+    /// Follows the logs until stopped, calling the sink from this (blocking) thread.
+    pub fn follow(self, sink: &mut dyn Sink) {
+        let Reader {
+            specs,
+            options,
+            stop,
+            wake_tx,
+            wake_rx,
+            stdin,
+        } = self;
+        let poll_interval = options.poll_interval.max(Duration::from_millis(10));
+        let watches = DirWatches::new(wake_tx.clone());
+        let mut engine = Engine::new(specs, options, watches, sink);
+        engine.discover_at_startup();
+        // Watch before the first read, so nothing written in between is missed.
+        engine.watches.refresh();
+        engine.start_stdin(stdin, Some(wake_tx.clone()));
+        engine.check_all();
+        let mut next_poll = Instant::now() + poll_interval;
+
+        while !stop.load(Ordering::SeqCst) {
+            engine.report_caught_up();
+            let now = Instant::now();
+            let timeout = if engine.files.iter().any(|f| f.more) {
+                Duration::ZERO
+            } else {
+                engine
+                    .next_deadline()
+                    .map_or(next_poll, |d| d.min(next_poll))
+                    .saturating_duration_since(now)
+            };
+            match wake_rx.recv_timeout(timeout) {
+                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                // Cannot happen while `wake_tx` lives; if it did, the poll still works.
+                Err(RecvTimeoutError::Disconnected) => std::thread::sleep(timeout),
+            }
+            while wake_rx.try_recv().is_ok() {}
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+
+            engine.pump_stdin();
+            let touched = engine.watches.take_touched();
+            let now = Instant::now();
+            if touched.rescan || now >= next_poll {
+                engine.full_check();
+                next_poll = Instant::now() + poll_interval;
+            } else {
+                engine.handle_touched(&touched);
+            }
+            engine.check_due();
+            engine.forget_gone_glob_files();
+        }
+        engine.close_all();
+        drop(wake_tx);
+    }
+
+    /// One-shot: reads every existing file (and stdin) to its current end, then returns.
+    pub fn read_to_end(self, sink: &mut dyn Sink) {
+        let Reader { specs, options, stdin, .. } = self;
+        let mut engine = Engine::new(specs, options, DirWatches::disabled(), sink);
+        engine.discover_at_startup();
+        for i in 0..engine.files.len() {
+            engine.check_file(i, true);
+            while engine.files[i].more {
+                engine.check_file(i, false);
+            }
+        }
+        engine.start_stdin(stdin, None);
+        engine.close_all();
+        engine.sink.caught_up();
+    }
+}
+
+/// The state of a running reader.
+struct Engine<'s> {
+    specs: Vec<Spec>,
+    options: SourceOptions,
+    files: Vec<FollowedFile>,
+    stdin: Option<StdinLog>,
+    next_id: u32,
+    buf: Vec<u8>,
+    watches: DirWatches,
+    /// Rotated files we closed: identity and first bytes (see `scan_glob`).
+    retired: Vec<(Identity, Vec<u8>)>,
+    sink: &'s mut dyn Sink,
+    caught_up_sent: bool,
+}
+
+impl<'s> Engine<'s> {
+    fn new(
+        specs: Vec<Spec>,
+        options: SourceOptions,
+        watches: DirWatches,
+        sink: &'s mut dyn Sink,
+    ) -> Engine<'s> {
+        Engine {
+            specs,
+            options,
+            files: Vec::new(),
+            stdin: None,
+            next_id: 0,
+            buf: vec![0; READ_BUFFER_BYTES],
+            watches,
+            retired: Vec::new(),
+            sink,
+            caught_up_sent: false,
+        }
+    }
+
+    fn new_id(&mut self) -> LogId {
+        let id = LogId(self.next_id);
+        self.next_id = self.next_id.wrapping_add(1);
+        id
+    }
+
+    /// Adds the plain paths and what the globs match now.
+    fn discover_at_startup(&mut self) {
+        for source in 0..self.specs.len() {
+            match &self.specs[source] {
+                Spec::Path { label, path } => {
+                    let (label, path) = (Arc::clone(label), path.clone());
+                    self.add_file(label, path, source, false, true);
+                }
+                Spec::Glob { base, .. } => {
+                    let base = base.clone();
+                    self.watches.want(&base);
+                    self.scan_glob(source, true);
+                }
+                Spec::Stdin => {}
+            }
+        }
+    }
+
+    /// Opens stdin if a spec names it. Following, it is read on its own thread (`wake`);
+    /// one-shot (`wake` is None), it is read to its end here.
+    fn start_stdin(&mut self, input: Option<Box<dyn Read + Send>>, wake: Option<Sender<()>>) {
+        let Some(source) = self.specs.iter().position(|s| matches!(s, Spec::Stdin)) else {
+            return;
+        };
+        let id = self.new_id();
+        self.sink.event(
+            id,
+            TailEvent::Discovered {
+                label: Arc::from("-"),
+                source,
+            },
+        );
+        let mut log = StdinLog::new(id, self.options.max_line_bytes, &mut *self.sink);
+        let mut input = input.unwrap_or_else(|| Box::new(std::io::stdin()));
+        match wake {
+            Some(wake) => log.spawn_reader(input, wake),
+            None => log.read_all(&mut *input, &mut self.buf, &mut *self.sink),
+        }
+        self.stdin = Some(log);
+    }
+
+    fn pump_stdin(&mut self) {
+        if let Some(stdin) = &mut self.stdin {
+            stdin.pump(&mut *self.sink);
+        }
+    }
+
+    /// Starts following `path`; returns its index.
+    fn add_file(
+        &mut self,
+        label: Arc<str>,
+        path: PathBuf,
+        source: usize,
+        from_glob: bool,
+        at_startup: bool,
+    ) -> usize {
+        let id = self.new_id();
+        let start_at_end = at_startup && self.options.from == StartFrom::End;
+        let file = FollowedFile::new(
+            id,
+            path,
+            from_glob,
+            at_startup,
+            start_at_end,
+        );
+        self.watches.want(&file.dir);
+        self.sink.event(id, TailEvent::Discovered { label, source });
+        self.files.push(file);
+        self.files.len() - 1
+    }
+
+    /// Follows what glob `source` matches that is not followed yet; returns the new indices.
+    fn scan_glob(&mut self, source: usize, at_startup: bool) -> Vec<usize> {
+        let Spec::Glob { pattern, .. } = &self.specs[source] else {
+            return Vec::new();
+        };
+        let Ok(matches) = glob::glob(pattern) else {
+            return Vec::new();
+        };
+        let mut added = Vec::new();
+        // Unreadable directories are skipped; the next scan tries them again.
+        for matched in matches.flatten() {
+            let Ok(meta) = std::fs::metadata(&matched) else {
+                continue;
+            };
+            if meta.is_dir() {
+                continue;
+            }
+            let path = std::path::absolute(&matched).unwrap_or_else(|_| matched.clone());
+            if self.files.iter().any(|f| f.path == path) {
+                continue;
+            }
+            // Another name of a file we hold open (a rotated copy such as `app.1.log`, a
+            // hard link): reading it again would duplicate its lines.
+            let identity = Identity::of(&meta);
+            if self
+                .files
+                .iter()
+                .any(|f| f.open_identities().any(|held| held == identity))
+            {
+                continue;
+            }
+            // A rotated copy we already read and closed: same inode and same first bytes
+            // (the inode number alone may have been reused by a new file).
+            if self
+                .retired
+                .iter()
+                .any(|(held, fp)| *held == identity && file::starts_with(&path, fp))
+            {
+                continue;
+            }
+            let label = Arc::from(matched.display().to_string());
+            added.push(self.add_file(label, path, source, true, at_startup));
+        }
+        added
+    }
+
+    fn ctx_now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn check_file(&mut self, i: usize, retry_now: bool) {
+        let now = self.ctx_now();
+        let mut ctx = Ctx {
+            buf: &mut self.buf,
+            sink: &mut *self.sink,
+            now,
+            max_line_bytes: self.options.max_line_bytes,
+            poll_interval: self.options.poll_interval,
+            rotated_grace: self.options.rotated_grace,
+            retired: &mut self.retired,
+        };
+        self.files[i].check(&mut ctx, retry_now);
+        if self.retired.len() > MAX_RETIRED {
+            let excess = self.retired.len() - MAX_RETIRED;
+            self.retired.drain(..excess);
+        }
+    }
+
+    fn check_all(&mut self) {
+        for i in 0..self.files.len() {
+            self.check_file(i, false);
+        }
+    }
+
+    /// The slow poll, or a rescan after lost events: trust nothing, look at everything.
+    fn full_check(&mut self) {
+        self.watches.refresh();
+        for source in 0..self.specs.len() {
+            self.scan_glob(source, false);
+        }
+        self.check_all();
+    }
+
+    /// Checks what the watches say changed.
+    fn handle_touched(&mut self, touched: &Touched) {
+        if touched.paths.is_empty() {
+            return;
+        }
+        let watches_changed = touched
+            .structural
+            .iter()
+            .any(|p| self.watches.affects_watches(p));
+        if watches_changed && self.watches.refresh() {
+            // A directory appeared (or came back): what is in it now was created before its
+            // watch, so no event told us about it.
+            self.full_check();
+            return;
+        }
+        let mut fresh = Vec::new();
+        for source in 0..self.specs.len() {
+            let Spec::Glob { base, .. } = &self.specs[source] else {
+                continue;
+            };
+            if touched.structural.iter().any(|p| p.starts_with(base)) {
+                fresh.extend(self.scan_glob(source, false));
+            }
+        }
+        for i in 0..self.files.len() {
+            let file = &self.files[i];
+            let named = touched.paths.contains(&file.path);
+            // Writes to a rotated-away file show up under its new name, in the same directory.
+            let rotated_touched = file.has_rotated()
+                && touched
+                    .paths
+                    .iter()
+                    .any(|p| p.parent() == Some(file.dir.as_path()));
+            if named || rotated_touched || fresh.contains(&i) {
+                self.check_file(i, named);
+            }
+        }
+    }
+
+    /// Checks files that have more to read or a deadline that has come.
+    fn check_due(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.files.len() {
+            let file = &self.files[i];
+            if file.more || file.deadline().is_some_and(|d| d <= now) {
+                self.check_file(i, false);
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.files.iter().filter_map(FollowedFile::deadline).min()
+    }
+
+    /// A glob's file that is gone for good is forgotten (the glob finds it again if it comes
+    /// back), so a glob over dated file names does not grow the list forever.
+    fn forget_gone_glob_files(&mut self) {
+        self.files.retain(|f| !(f.from_glob && f.is_gone()));
+    }
+
+    /// Tells the sink once every file that existed at start-up has been read to its end.
+    fn report_caught_up(&mut self) {
+        if !self.caught_up_sent && self.files.iter().all(|f| !f.initial || f.settled) {
+            self.caught_up_sent = true;
+            self.sink.caught_up();
+        }
+    }
+
+    fn close_all(&mut self) {
+        let now = self.ctx_now();
+        let mut ctx = Ctx {
+            buf: &mut self.buf,
+            sink: &mut *self.sink,
+            now,
+            max_line_bytes: self.options.max_line_bytes,
+            poll_interval: self.options.poll_interval,
+            rotated_grace: self.options.rotated_grace,
+            retired: &mut self.retired,
+        };
+        for file in &mut self.files {
+            file.close(&mut ctx);
+        }
+        if let Some(stdin) = &mut self.stdin {
+            stdin.close(&mut *self.sink);
+        }
+    }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, SourceError> {
+    std::path::absolute(path).map_err(|source| SourceError::Resolve {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The directory a glob's matches live under: its path up to the first component with a
+/// wildcard (`/var/log/vllm/*.log` -> `/var/log/vllm`). New matches show up as entries
+/// created somewhere below it.
+fn glob_base(pattern: &str) -> PathBuf {
+    let mut base = PathBuf::new();
+    let mut literal = true;
+    for component in Path::new(pattern).components() {
+        if component
+            .as_os_str()
+            .to_string_lossy()
+            .contains(['*', '?', '['])
+        {
+            literal = false;
+            break;
+        }
+        base.push(component);
+    }
+    if literal {
+        // No wildcard: the pattern names one file; its directory is the one to watch.
+        base.pop();
+    }
+    if base.as_os_str().is_empty() {
+        base.push(".");
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_base_is_the_literal_prefix() {
+        assert_eq!(glob_base("/var/log/vllm/*.log"), Path::new("/var/log/vllm"));
+        assert_eq!(glob_base("/var/log/*/app.log"), Path::new("/var/log"));
+        assert_eq!(glob_base("*.log"), Path::new("."));
+        assert_eq!(glob_base("/var/log/app.log"), Path::new("/var/log"));
+    }
+
+    #[test]
+    fn a_bad_glob_is_an_error_naming_it() {
+        let error = Reader::new(vec![LogSpec::Glob("/x/[".into())], SourceOptions::default())
+            .err()
+            .expect("must fail");
+        assert!(error.to_string().contains("/x/["), "{error}");
+    }
+}
