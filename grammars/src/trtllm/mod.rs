@@ -16,6 +16,7 @@
 //! message is copied (by the unescape).
 
 pub mod clock;
+pub mod flat;
 pub mod iter_log;
 pub mod iteration;
 pub mod iteration_stats;
@@ -129,6 +130,18 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
 /// A JSON stats message: a Triton record (A) or an `IterationStats` record (B), either one
 /// possibly as an escaped JSON string literal, or a one-record JSON array (a `/metrics` dump).
 fn json(message: &str) -> Option<Iteration> {
+    // Fast path for format A: the flat object, plain or escaped, scanned without copying.
+    let fast = match message.strip_prefix('"') {
+        Some(inner) => inner
+            .strip_suffix('"')
+            .and_then(|t| flat::object(t, "\\\"")),
+        None => flat::object(message, "\""),
+    };
+    if let Some(entries) = fast {
+        if triton_json::is_triton(&entries) {
+            return Some(triton_json::read(&entries));
+        }
+    }
     if message.starts_with('"') {
         let text = loose::unescape(message)?;
         return json(&text);
