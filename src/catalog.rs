@@ -261,3 +261,22 @@ mod tests {
         assert!(!is_valid_label_name("a-b"));
     }
 }
+
+#[cfg(test)]
+mod readme {
+    /// The README's metric table is this catalog. `LLMTAIL_BLESS=1` rewrites it.
+    #[test]
+    fn the_readme_metric_table_is_rendered_from_the_catalog() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = ("<!-- metrics:begin -->\n", "<!-- metrics:end -->");
+        let start = readme.find(begin).expect("README has the metrics:begin marker") + begin.len();
+        let stop = readme.find(end).expect("README has the metrics:end marker");
+        let table = super::markdown_table();
+        if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
+            std::fs::write(path, format!("{}{}{}", &readme[..start], table, &readme[stop..])).unwrap();
+            return;
+        }
+        assert_eq!(&readme[start..stop], table, "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme");
+    }
+}

@@ -4,4 +4,5 @@
 mod support;
 mod end_to_end;
 mod prometheus;
+mod replay;
 mod tailing;
