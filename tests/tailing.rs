@@ -1,1 +1,551 @@
 //! Tailing scenarios: rotation, truncation, late files, hostile bytes.
+//!
+//! Each test drives a real file the way a writer or a rotation tool would, with a reader
+//! following it on its own thread, and asserts exactly which lines arrived (and how many were
+//! lost and why). The reader's slow poll is set far beyond the deadline (see
+//! `event_driven`), so these pass only if file-system events drive the reader.
+
+use std::io::Cursor;
+use std::path::Path;
+use std::time::Duration;
+
+use llmtail::source::{LogSpec, Reader, SkipReason, SourceOptions, StartFrom};
+
+use crate::support::tail::{
+    event_driven, numbered, path_spec, permissions_apply, read_once, resident_bytes, Record,
+    Seen, Tail, TempLog,
+};
+
+/// Asserts the lines (lossily decoded) are exactly `expected`, and that no line or event of
+/// a log came before its `Discovered`.
+fn assert_lines(record: &Record, expected: &[String]) {
+    let got = record.texts();
+    assert_eq!(got.len(), expected.len(), "line count");
+    assert_eq!(got, expected);
+    assert_eq!(record.out_of_order, 0, "something came before its Discovered");
+}
+
+fn assert_nothing_lost(record: &Record) {
+    assert_eq!(record.skipped(SkipReason::TooLong), 0, "too-long skips");
+    assert_eq!(
+        record.skipped(SkipReason::TruncatedPartial),
+        0,
+        "dropped partial lines"
+    );
+}
+
+fn concat(parts: &[Vec<String>]) -> Vec<String> {
+    parts.concat()
+}
+
+fn label(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Rename, the writer appends a little more to the renamed file (it has not reopened yet),
+/// then reopens its log under the old name.
+fn rotate_by_rename(log: &mut TempLog, gap: Duration) {
+    log.rename_to("app.log.1");
+    log.append_lines(&numbered("old", 100..150));
+    log.reopen();
+    if !gap.is_zero() {
+        std::thread::sleep(gap);
+    }
+    log.append_lines(&numbered("new", 0..70));
+}
+
+fn rotation_expected() -> Vec<String> {
+    concat(&[numbered("old", 0..150), numbered("new", 0..70)])
+}
+
+#[test]
+fn rename_then_create_at_once_loses_nothing() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..100));
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(100));
+
+    rotate_by_rename(&mut log, Duration::ZERO);
+    assert!(tail.wait_lines(220), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(&record, &rotation_expected());
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Rotated), 1);
+}
+
+/// The time between the rename and the creation of the new file: logrotate's `create`, or
+/// a program that reopens its log only when it next writes. Part of the scenario, not a wait
+/// for the reader: the reader must keep the path and pick the file up when it appears.
+const RENAME_TO_CREATE_GAP: Duration = Duration::from_millis(500);
+
+#[test]
+fn rename_then_create_after_a_gap_loses_nothing() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..100));
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(100));
+
+    rotate_by_rename(&mut log, RENAME_TO_CREATE_GAP);
+    assert!(tail.wait_lines(220), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(&record, &rotation_expected());
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Rotated), 1);
+}
+
+#[test]
+fn rename_then_create_while_the_sink_is_busy_loses_nothing() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..100));
+    let (tail, gate) = Tail::start_gated(vec![path_spec(&log.path)], event_driven());
+    // The reader is now stuck in the sink with the first batch; the rotation happens under it.
+    assert!(gate.wait_entered());
+    rotate_by_rename(&mut log, Duration::ZERO);
+    gate.release();
+    assert!(tail.wait_lines(220), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(&record, &rotation_expected());
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Rotated), 1);
+}
+
+#[test]
+fn delete_then_recreate_at_once_loses_nothing() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..100));
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(100));
+
+    log.delete();
+    log.reopen();
+    log.append_lines(&numbered("new", 0..60));
+    assert!(tail.wait_lines(160), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(
+        &record,
+        &concat(&[numbered("old", 0..100), numbered("new", 0..60)]),
+    );
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Rotated), 1);
+}
+
+#[test]
+fn a_rotated_file_is_drained_for_its_grace_then_closed() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..10));
+    let options = SourceOptions {
+        rotated_grace: Duration::from_millis(300),
+        ..event_driven()
+    };
+    let tail = Tail::start(vec![path_spec(&log.path)], options);
+    assert!(tail.wait_lines(10));
+
+    // Renamed, and no new file: the writer goes on writing to the renamed file, and stops
+    // in the middle of a line.
+    log.rename_to("app.log.1");
+    log.append_lines(&numbered("old", 10..20));
+    log.append(b"cut in the midd");
+    assert!(tail.wait(|r| r.count(&Seen::Closed) == 1), "never closed");
+    // The path comes back later: a new file, read from its first byte.
+    log.reopen();
+    log.append_lines(&numbered("new", 0..5));
+    assert!(tail.wait_lines(25));
+
+    let record = tail.stop();
+    assert_lines(
+        &record,
+        &concat(&[numbered("old", 0..20), numbered("new", 0..5)]),
+    );
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 1, "the cut line");
+    assert_eq!(record.skipped(SkipReason::TooLong), 0);
+    assert_eq!(record.count(&Seen::Opened), 2);
+    assert_eq!(
+        record.count(&Seen::Rotated),
+        0,
+        "the old file was closed before the new one came"
+    );
+}
+
+#[test]
+fn truncate_then_regrow_past_the_old_offset_rereads_from_the_start() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("old", 0..10));
+    let (tail, gate) = Tail::start_gated(vec![path_spec(&log.path)], event_driven());
+    // While the reader is busy with the first batch, the file is cut and written past the
+    // offset the reader is at: its size alone does not show the truncation.
+    assert!(gate.wait_entered());
+    log.truncate();
+    log.append_lines(&numbered("new", 0..30));
+    gate.release();
+    assert!(tail.wait_lines(40), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(
+        &record,
+        &concat(&[numbered("old", 0..10), numbered("new", 0..30)]),
+    );
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Truncated), 1);
+}
+
+#[test]
+fn copytruncate_loses_nothing() {
+    let mut log = TempLog::new("app.log");
+    log.append_lines(&numbered("before", 0..50));
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(50));
+
+    // logrotate's copytruncate: copy, then cut the original in place; the writer's append
+    // handle goes on at the new end.
+    std::fs::copy(&log.path, log.sibling("app.log.1")).expect("copy");
+    log.truncate();
+    log.append_lines(&numbered("after", 0..20));
+    assert!(tail.wait_lines(70), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_lines(
+        &record,
+        &concat(&[numbered("before", 0..50), numbered("after", 0..20)]),
+    );
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Truncated), 1);
+}
+
+#[test]
+fn a_file_that_appears_late_is_read_from_its_first_byte() {
+    let mut log = TempLog::new("late.log");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert_eq!(tail.record().count(&Seen::Opened), 0);
+
+    log.append_lines(&numbered("line", 0..10));
+    assert!(tail.wait_lines(10));
+
+    let record = tail.stop();
+    assert_lines(&record, &numbered("line", 0..10));
+    assert_nothing_lost(&record);
+    assert_eq!(record.count(&Seen::Opened), 1);
+    assert_eq!(
+        record.count(&Seen::Discovered(label(&log.path))),
+        1,
+        "label is the path as given"
+    );
+}
+
+#[test]
+fn a_directory_that_appears_late_is_watched_once_it_exists() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let path = root.path().join("engine/logs/app.log");
+    let tail = Tail::start(vec![path_spec(&path)], event_driven());
+
+    std::fs::create_dir_all(path.parent().unwrap()).expect("mkdir");
+    std::fs::write(&path, numbered("line", 0..5).join("\n") + "\n").expect("write");
+    assert!(tail.wait_lines(5), "got {}", tail.record().lines.len());
+    // And it keeps being followed there.
+    let mut more = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut more, b"line 5\n").unwrap();
+    assert!(tail.wait_lines(6));
+
+    let record = tail.stop();
+    assert_lines(&record, &numbered("line", 0..6));
+    assert_nothing_lost(&record);
+}
+
+/// When permissions apply (not root): the file is mode 000, then made readable. As root,
+/// mode bits stop nothing, so the open is made to fail another way that stops root too: the
+/// path is a symlink to itself (ELOOP), and the fix renames a real file over it. Either way
+/// exactly one failure is reported: the fix is an event on the path, which retries at once
+/// (the backoff would otherwise wait for the two-minute poll).
+#[test]
+fn a_file_that_cannot_be_opened_is_retried_once_fixed() {
+    let log = TempLog::new("app.log");
+    let lines = numbered("line", 0..5);
+    let as_root = !permissions_apply();
+    if as_root {
+        std::os::unix::fs::symlink(&log.path, &log.path).expect("symlink loop");
+    } else {
+        std::fs::write(&log.path, lines.join("\n") + "\n").expect("write");
+        log.chmod(0o000);
+    }
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait(|r| r.open_failures() == 1), "no OpenFailed");
+
+    if as_root {
+        let staged = log.sibling("app.log.new");
+        std::fs::write(&staged, lines.join("\n") + "\n").expect("write");
+        std::fs::rename(&staged, &log.path).expect("rename over the loop");
+    } else {
+        log.chmod(0o644);
+    }
+    assert!(tail.wait_lines(5), "never read after the fix");
+
+    let record = tail.stop();
+    assert_lines(&record, &lines);
+    assert_nothing_lost(&record);
+    assert_eq!(record.open_failures(), 1);
+    let expected_errno = if as_root { libc::ELOOP } else { libc::EACCES };
+    assert_eq!(record.count(&Seen::OpenFailed(Some(expected_errno))), 1);
+}
+
+#[test]
+fn a_line_written_in_two_parts_is_one_line() {
+    let mut log = TempLog::new("app.log");
+    log.append(b"");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+
+    log.append(b"hel");
+    // The reader has read the first part (nothing complete yet, so the offset stays 0).
+    assert!(tail.wait(|r| r.count(&Seen::Offset(0)) >= 1));
+    assert!(tail.record().lines.is_empty(), "a line before its \\n");
+    log.append(b"lo\n");
+    assert!(tail.wait_lines(1));
+
+    let record = tail.stop();
+    assert_lines(&record, &["hello".to_string()]);
+    assert_nothing_lost(&record);
+    assert_eq!(record.last_offset(&label(&log.path)), Some(6));
+}
+
+#[test]
+fn a_partial_line_cut_by_truncation_is_dropped_not_glued() {
+    let mut log = TempLog::new("app.log");
+    log.append(b"complete\npart");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(1));
+
+    log.truncate();
+    log.append(b"fresh\n");
+    assert!(tail.wait_lines(2));
+
+    let record = tail.stop();
+    assert_lines(&record, &["complete".to_string(), "fresh".to_string()]);
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 1);
+    assert_eq!(record.count(&Seen::Truncated), 1);
+}
+
+#[test]
+fn a_line_over_64_kib_is_skipped_and_counted() {
+    let mut log = TempLog::new("app.log");
+    let limit = SourceOptions::default().max_line_bytes;
+    let mut bytes = b"before\n".to_vec();
+    bytes.extend(std::iter::repeat_n(b'y', limit)); // exactly the limit: passes
+    bytes.push(b'\n');
+    bytes.extend(std::iter::repeat_n(b'x', limit + 1)); // one byte over: skipped
+    bytes.extend(b"\nafter\n");
+    log.append(&bytes);
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(3));
+
+    let record = tail.stop();
+    let at_limit = "y".repeat(limit);
+    assert_lines(
+        &record,
+        &["before".to_string(), at_limit, "after".to_string()],
+    );
+    assert_eq!(record.skipped(SkipReason::TooLong), 1);
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
+}
+
+#[test]
+fn a_32_mib_line_is_skipped_without_holding_it() {
+    const MIB: usize = 1024 * 1024;
+    let mut log = TempLog::new("app.log");
+    log.append(b"before\n");
+    let tail = Tail::start_alone(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(1));
+
+    let chunk = vec![b'x'; MIB];
+    let before = resident_bytes();
+    for _ in 0..32 {
+        log.append(&chunk);
+    }
+    // The reader has read the whole line so far (skipped bytes count as read).
+    let read_all = (7 + 32 * MIB) as u64;
+    let label = label(&log.path);
+    assert!(tail.wait(|r| r.last_offset(&label) == Some(read_all)));
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(
+        grown < 8 * MIB as u64,
+        "memory grew by {grown} bytes while skipping a 32 MiB line"
+    );
+    log.append(b"\nafter\n");
+    assert!(tail.wait_lines(2));
+
+    let record = tail.stop();
+    assert_lines(&record, &["before".to_string(), "after".to_string()]);
+    assert_eq!(record.skipped(SkipReason::TooLong), 1);
+}
+
+fn bytes_of(record: &Record) -> Vec<Vec<u8>> {
+    record.lines.iter().map(|(_, l)| l.clone()).collect()
+}
+
+#[test]
+fn invalid_utf8_passes_as_bytes() {
+    let mut log = TempLog::new("app.log");
+    log.append(b"ok\n\xff\xfe\xfd bad\n\xc3\x28\n\xe2\x82\nafter\n");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(5));
+
+    let record = tail.stop();
+    let expected: Vec<Vec<u8>> = [&b"ok"[..], b"\xff\xfe\xfd bad", b"\xc3\x28", b"\xe2\x82", b"after"]
+        .iter()
+        .map(|l| l.to_vec())
+        .collect();
+    assert_eq!(bytes_of(&record), expected);
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn nul_bytes_pass_as_bytes() {
+    let mut log = TempLog::new("app.log");
+    log.append(b"\0\0\0\na\0b\n\0\nafter\n");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(4));
+
+    let record = tail.stop();
+    let expected: Vec<Vec<u8>> = [&b"\0\0\0"[..], b"a\0b", b"\0", b"after"]
+        .iter()
+        .map(|l| l.to_vec())
+        .collect();
+    assert_eq!(bytes_of(&record), expected);
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn crlf_lines_keep_their_carriage_return() {
+    let mut log = TempLog::new("app.log");
+    log.append(b"one\r\ntwo\r\n\r\n");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(3));
+
+    let record = tail.stop();
+    assert_lines(
+        &record,
+        &["one\r".to_string(), "two\r".to_string(), "\r".to_string()],
+    );
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn a_burst_of_200k_lines_arrives_whole_and_in_order() {
+    const LINES: usize = 200_000;
+    let mut log = TempLog::new("app.log");
+    log.append(b"");
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+
+    let expected = numbered("burst line", 0..LINES);
+    for batch in expected.chunks(500) {
+        log.append_lines(batch);
+    }
+    assert!(
+        tail.wait_lines(LINES),
+        "got {}",
+        tail.record().lines.len()
+    );
+
+    let record = tail.stop();
+    assert_lines(&record, &expected);
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn a_glob_picks_up_files_that_appear_later() {
+    let mut first = TempLog::new("a.log");
+    first.append_lines(&numbered("a", 0..3));
+    std::fs::write(first.sibling("notes.txt"), b"not a log\n").unwrap();
+    let pattern = format!("{}/*.log", first.dir.path().display());
+    let tail = Tail::start(vec![LogSpec::Glob(pattern)], event_driven());
+    assert!(tail.wait_lines(3));
+
+    let second = first.sibling("b.log");
+    std::fs::write(&second, numbered("b", 0..4).join("\n") + "\n").unwrap();
+    std::fs::write(first.sibling("later.txt"), b"not a log either\n").unwrap();
+    assert!(tail.wait_lines(7), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_eq!(record.lines.len(), 7);
+    assert_eq!(record.texts_of(&label(&first.path)), numbered("a", 0..3));
+    assert_eq!(record.texts_of(&label(&second)), numbered("b", 0..4));
+    let discovered = record
+        .events
+        .iter()
+        .filter(|(_, e)| matches!(e, Seen::Discovered(_)))
+        .count();
+    assert_eq!(discovered, 2, "only the .log files");
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn from_end_skips_existing_content_but_reads_a_late_file_from_byte_0() {
+    let mut existing = TempLog::new("a.log");
+    existing.append_lines(&numbered("history", 0..5));
+    let late = existing.sibling("b.log");
+    let options = SourceOptions {
+        from: StartFrom::End,
+        ..event_driven()
+    };
+    let tail = Tail::start(vec![path_spec(&existing.path), path_spec(&late)], options);
+
+    existing.append_lines(&numbered("a", 0..2));
+    std::fs::write(&late, numbered("b", 0..3).join("\n") + "\n").unwrap();
+    assert!(tail.wait_lines(5), "got {}", tail.record().lines.len());
+
+    let record = tail.stop();
+    assert_eq!(record.lines.len(), 5);
+    assert_eq!(record.texts_of(&label(&existing.path)), numbered("a", 0..2));
+    assert_eq!(record.texts_of(&label(&late)), numbered("b", 0..3));
+    assert_nothing_lost(&record);
+}
+
+#[test]
+fn one_shot_reads_everything_once_and_returns() {
+    let mut a = TempLog::new("a.log");
+    a.append_lines(&numbered("a", 0..3));
+    a.append(b"unterminated");
+    let b = a.sibling("b.log");
+    std::fs::write(&b, b"b 0\nb 1\n").unwrap();
+    let missing = a.sibling("missing.log");
+    let reader = Reader::new(
+        vec![
+            path_spec(&a.path),
+            path_spec(&b),
+            path_spec(&missing),
+            LogSpec::Stdin,
+        ],
+        event_driven(),
+    )
+    .expect("reader")
+    .with_stdin(Cursor::new(b"s 0\ns 1\n".to_vec()));
+
+    let record = read_once(reader);
+    assert_eq!(record.lines.len(), 7);
+    assert_eq!(record.texts_of(&label(&a.path)), numbered("a", 0..3));
+    assert_eq!(record.texts_of(&label(&b)), numbered("b", 0..2));
+    assert_eq!(record.texts_of("-"), numbered("s", 0..2));
+    assert_eq!(
+        record.skipped(SkipReason::TruncatedPartial),
+        1,
+        "the unterminated last line of a.log"
+    );
+    assert_eq!(record.caught_up, 1);
+    assert_eq!(record.count(&Seen::Closed), 3, "a, b and stdin");
+    assert_eq!(record.out_of_order, 0);
+}
+
+#[test]
+fn stdin_is_read_to_its_end_while_following() {
+    let reader = Reader::new(vec![LogSpec::Stdin], event_driven())
+        .expect("reader")
+        .with_stdin(Cursor::new(b"x 0\nx 1\nx 2\n".to_vec()));
+    let tail = Tail::start_reader(reader);
+    assert!(tail.wait(|r| r.count(&Seen::Closed) == 1), "stdin never ended");
+
+    let record = tail.stop();
+    assert_eq!(record.texts_of("-"), numbered("x", 0..3));
+    assert_eq!(record.count(&Seen::Closed), 1, "closed once, at its end");
+    assert_nothing_lost(&record);
+}

@@ -185,7 +185,7 @@ impl FollowedFile {
             match std::fs::metadata(&self.path) {
                 Ok(meta) if Identity::of(&meta) == log.identity => {
                     self.check_shrink(&mut log, meta.len(), ctx);
-                    self.more |= !self.read_available(&mut log, ctx, true);
+                    self.more |= !self.read_available(&mut log, ctx, true, meta.len());
                     self.current = Some(log);
                 }
                 Ok(_) => {
@@ -199,10 +199,12 @@ impl FollowedFile {
                 Err(_) => {
                     // The path cannot be looked at (e.g. its directory lost its x bit), so
                     // we cannot tell a rotation: go on with the descriptor we have.
+                    let mut up_to = u64::MAX;
                     if let Ok(meta) = log.file.metadata() {
                         self.check_shrink(&mut log, meta.len(), ctx);
+                        up_to = meta.len();
                     }
-                    self.more |= !self.read_available(&mut log, ctx, true);
+                    self.more |= !self.read_available(&mut log, ctx, true, up_to);
                     self.current = Some(log);
                 }
             }
@@ -265,7 +267,7 @@ impl FollowedFile {
         self.open_since_closed = true;
         self.open_failures = 0;
         self.retry_at = None;
-        self.more |= !self.read_available(&mut log, ctx, true);
+        self.more |= !self.read_available(&mut log, ctx, true, meta.len());
         self.current = Some(log);
     }
 
@@ -311,7 +313,7 @@ impl FollowedFile {
         // Bounded so a writer that outruns us cannot keep us here; the rest is read while
         // the file is drained during its grace period.
         for _ in 0..MAX_DRAIN_BUDGETS {
-            if self.read_available(&mut log, ctx, true) {
+            if self.read_available(&mut log, ctx, true, u64::MAX) {
                 break;
             }
         }
@@ -329,7 +331,7 @@ impl FollowedFile {
         }
         let mut rotated = std::mem::take(&mut self.rotated);
         for r in &mut rotated {
-            self.more |= !self.read_available(&mut r.log, ctx, false);
+            self.more |= !self.read_available(&mut r.log, ctx, false, u64::MAX);
         }
         let now = ctx.now;
         let (keep, close): (Vec<_>, Vec<_>) = rotated.into_iter().partition(|r| r.close_at > now);
@@ -363,13 +365,29 @@ impl FollowedFile {
         }
     }
 
-    /// Reads from the offset on, hands complete lines to the sink. Returns true at the end of
-    /// the file, false if the read budget ran out first. `report_offset` is false for
-    /// rotated-away files (the offset the sink tracks is the current file's).
-    fn read_available(&self, log: &mut OpenLog, ctx: &mut Ctx<'_>, report_offset: bool) -> bool {
+    /// Reads from the offset on, up to `up_to` (the size the file had when its first bytes
+    /// were checked), and hands complete lines to the sink. Returns true at the end (of the
+    /// file or of `up_to`), false if the read budget ran out first. `report_offset` is false
+    /// for rotated-away files (the offset the sink tracks is the current file's).
+    ///
+    /// Without `up_to`, a file truncated and regrown while the sink is busy with a batch
+    /// would be read on from the old offset, in the middle of the new content: the bytes
+    /// past `up_to` wait for the next check, which compares the first bytes again first.
+    /// (The write that makes them shows up as an event, so that check comes.)
+    fn read_available(
+        &self,
+        log: &mut OpenLog,
+        ctx: &mut Ctx<'_>,
+        report_offset: bool,
+        up_to: u64,
+    ) -> bool {
         let mut budget = READ_BUDGET;
         loop {
-            let n = match log.file.read_at(ctx.buf, log.offset) {
+            let room = up_to.saturating_sub(log.offset).min(ctx.buf.len() as u64) as usize;
+            if room == 0 {
+                return true;
+            }
+            let n = match log.file.read_at(&mut ctx.buf[..room], log.offset) {
                 Ok(0) => return true,
                 Ok(n) => n,
                 Err(error) if error.kind() == ErrorKind::Interrupted => continue,
