@@ -5,6 +5,7 @@
 //! Names are vLLM's and Triton's own wherever the engine exports the same meaning, so
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
+use crate::state::trtllm::{Histogram, TrtllmRank};
 use crate::state::vllm::VllmEngine;
 
 /// The Prometheus metric type.
@@ -166,6 +167,118 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
         "`Iteration(N): ..., D generation tokens, ...`", |e| e.iteration_generation_tokens),
 ];
 
+/// How to read one TensorRT-LLM series out of an executor's state.
+#[derive(Clone, Copy)]
+pub enum TrtllmReading {
+    One(fn(&TrtllmRank) -> Option<f64>),
+    /// Triton's families: one sample per type, the type in `label`.
+    Labelled(&'static str, fn(&TrtllmRank) -> Vec<(&'static str, f64)>),
+    Histogram(fn(&TrtllmRank) -> &Histogram),
+}
+
+/// A TensorRT-LLM series: labels `model`, `version`, `log`, `rank` and the constant labels.
+#[derive(Clone, Copy)]
+pub struct TrtllmMetric {
+    pub metric: Metric,
+    pub read: TrtllmReading,
+}
+
+macro_rules! trtllm_family {
+    ($name:literal, $kind:ident, $label:literal, $labels:literal, $help:literal, $source:literal, $read:expr) => {
+        TrtllmMetric {
+            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: $labels, source: $source },
+            read: TrtllmReading::Labelled($label, $read),
+        }
+    };
+}
+
+macro_rules! trtllm_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        TrtllmMetric {
+            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: "", source: $source },
+            read: TrtllmReading::One($read),
+        }
+    };
+}
+
+/// Every TensorRT-LLM series, in exposition order: Triton's families first (the last
+/// iteration, as Triton's exporter shows it), then what only the log has.
+pub static TRTLLM: &[TrtllmMetric] = &[
+    trtllm_family!("nv_trt_llm_request_metrics", Gauge, "request_type",
+        "`request_type`: `active`, `max`, `scheduled`, `context`, `waiting`",
+        "TRT LLM request metrics",
+        "Triton JSON `Active Request Count`, `Max Request Count`, `Scheduled Requests`, `Context Requests`, `Waiting Requests` (else active - scheduled); IterationStats `numActiveRequests`, `maxNumActiveRequests`, `inflightBatchingStats.numScheduledRequests`/`numContextRequests`; iter log `num_scheduled_requests`, `states.num_ctx_requests`, `num_active`",
+        TrtllmRank::request_metrics),
+    trtllm_family!("nv_trt_llm_runtime_memory_metrics", Gauge, "memory_type",
+        "`memory_type`: `cpu`, `gpu`, `pinned`",
+        "TRT LLM runtime memory metrics",
+        "`Runtime CPU/GPU/Pinned Memory Usage`; `cpuMemUsage`, `gpuMemUsage`, `pinnedMemUsage` (bytes)",
+        TrtllmRank::memory_metrics),
+    trtllm_family!("nv_trt_llm_kv_cache_block_metrics", Gauge, "kv_cache_block_type",
+        "`kv_cache_block_type`: `max`, `free`, `used`, `tokens_per`, `reused`, `fraction`",
+        "TRT LLM KV cache block metrics",
+        "`Max/Free/Used KV cache blocks`, `Tokens per KV cache block`, `Reused KV cache blocks`, `Fraction used KV cache blocks` (else used / max); `kvCacheStats.*`; iter log `kv_cache_util` as `fraction`",
+        TrtllmRank::kv_block_metrics),
+    trtllm_family!("nv_trt_llm_inflight_batcher_metrics", Gauge, "inflight_batcher_specific_metric",
+        "`inflight_batcher_specific_metric`: `total_context_tokens`, `generation_requests`, `micro_batch_id`, `paused_requests`",
+        "TRT LLM inflight batcher metrics",
+        "`Total Context Tokens`, `Generation Requests`, `MicroBatch ID`, `Paused Requests`; `inflightBatchingStats.*`; iter log `states.num_ctx_tokens`",
+        TrtllmRank::inflight_batcher_metrics),
+    trtllm_family!("nv_trt_llm_v1_metrics", Gauge, "v1_specific_metric",
+        "`v1_specific_metric`: `total_context_tokens`, `total_generation_tokens`, `empty_generation_slots`",
+        "TRT LLM v1-specific metrics",
+        "static batching records: `Total Context Tokens`, `Total Generation Tokens`, `Empty Generation Slots`; `staticBatchingStats.*`",
+        TrtllmRank::v1_metrics),
+    trtllm_family!("nv_trt_llm_general_metrics", Gauge, "general_type",
+        "`general_type`: `iteration_counter`, `timestamp` (microseconds since the epoch)",
+        "General TRT LLM metrics",
+        "`Iteration Counter`, `Timestamp`; `iter`, `timestamp`; iter log `iter`",
+        TrtllmRank::general_metrics),
+    // Triton exports this family as a prometheus-cpp counter, whose samples carry no `_total`:
+    // typed as a gauge here so the sample name stays Triton's own.
+    trtllm_family!("nv_trt_llm_disaggregated_serving_metrics", Gauge, "disaggregated_serving_type",
+        "`disaggregated_serving_type`: `kv_cache_transfer_ms`, `request_count`",
+        "TRT LLM disaggregated serving metrics (a running sum; Triton types it as a counter)",
+        "running sum of `KV cache transfer time` and `Request count` (Triton JSON, v0.15+)",
+        TrtllmRank::disaggregated_serving_metrics),
+    trtllm_metric!("llmtail_trtllm_iterations", Counter, "Executor iterations logged.",
+        "every iteration line (formats A, B, C)", |r| Some(r.iterations)),
+    TrtllmMetric {
+        metric: Metric { name: "llmtail_trtllm_iteration_seconds", kind: Kind::Histogram,
+            help: "Iteration latency.", labels: "`le`",
+            source: "IterationStats `iterLatencyMS`; iter log `host_step_time` (V3+) or `elapsed_time` (V1-V2)" },
+        read: TrtllmReading::Histogram(|r| &r.iteration_seconds),
+    },
+    TrtllmMetric {
+        metric: Metric { name: "llmtail_trtllm_device_step_seconds", kind: Kind::Histogram,
+            help: "Device time of the previous step.", labels: "`le`",
+            source: "iter log `prev_device_step_time` (ms)" },
+        read: TrtllmReading::Histogram(|r| &r.device_step_seconds),
+    },
+    trtllm_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",
+        "sum of IterationStats `numCompletedRequests`", |r| r.completed_requests),
+    trtllm_metric!("llmtail_trtllm_queued_requests", Gauge, "Requests queued, not yet active.",
+        "IterationStats `numQueuedRequests`", TrtllmRank::queued_requests),
+    trtllm_metric!("llmtail_trtllm_context_tokens", Counter, "Context (prefill) tokens scheduled, summed over iterations.",
+        "sum of `Total Context Tokens`, `numCtxTokens`, iter log `states.num_ctx_tokens`", |r| r.context_tokens),
+    trtllm_metric!("llmtail_trtllm_kv_cache_reused_blocks", Counter, "KV cache blocks reused (prefix hits).",
+        "`Reused KV cache blocks`, `kvCacheStats.reusedBlocks` (running totals, followed across restarts)",
+        |r| r.kv_reused_blocks.map(|c| c.value())),
+    trtllm_metric!("llmtail_trtllm_kv_cache_missed_blocks", Counter, "KV cache blocks missed.",
+        "`kvCacheStats.missedBlocks` (a running total)", |r| r.kv_missed_blocks.map(|c| c.value())),
+    trtllm_metric!("llmtail_trtllm_kv_cache_hit_rate", Gauge, "KV cache block hit rate, reused / (reused + missed).",
+        "`kvCacheStats.cacheHitRate`", TrtllmRank::kv_cache_hit_rate),
+    trtllm_metric!("llmtail_trtllm_kv_cache_capacity_tokens", Gauge, "KV cache capacity in tokens.",
+        "startup `Using N tokens in paged KV cache`, `[MemUsageChange] ... (N)`, else primary blocks x tokens per block; the last line wins",
+        TrtllmRank::kv_cache_capacity_tokens),
+    trtllm_metric!("llmtail_trtllm_spec_decode_draft_tokens", Counter, "Draft tokens proposed.",
+        "sum of `specDecodingStats.numDraftTokens`", |r| r.spec_draft_tokens),
+    trtllm_metric!("llmtail_trtllm_spec_decode_accepted_tokens", Counter, "Draft tokens accepted.",
+        "sum of `specDecodingStats.numAcceptedTokens`", |r| r.spec_accepted_tokens),
+    trtllm_metric!("llmtail_trtllm_spec_decode_acceptance_length", Gauge, "Mean tokens per step with speculative decoding.",
+        "`specDecodingStats.acceptanceLength`", TrtllmRank::spec_acceptance_length),
+];
+
 /// Series about llmtail itself, per followed log.
 pub mod agent {
     use super::{Kind, Metric};
@@ -202,13 +315,19 @@ pub mod agent {
 
 /// Every metric family, for validation and the README.
 pub fn all_metrics() -> Vec<Metric> {
-    VLLM_ENGINE.iter().map(|m| m.metric).chain(agent::ALL.iter().copied()).collect()
+    VLLM_ENGINE
+        .iter()
+        .map(|m| m.metric)
+        .chain(TRTLLM.iter().map(|m| m.metric))
+        .chain(agent::ALL.iter().copied())
+        .collect()
 }
 
 /// The README's metric table, rendered from this catalog.
 pub fn markdown_table() -> String {
     let mut out = String::new();
-    out.push_str("Every vLLM engine series has the labels `engine`, `model_name`, `log` and the `--label`s.\n\n");
+    out.push_str("Every `vllm:`/`llmtail_vllm_` series has the labels `engine`, `model_name`, `log` and the `--label`s; \
+        every `nv_trt_llm_`/`llmtail_trtllm_` series has `model`, `version`, `log`, `rank` and the `--label`s.\n\n");
     out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
     for m in all_metrics() {
         out.push_str(&format!("| `{}` | {} | {} | {} |\n", m.sample_name(), m.kind.as_str(), m.labels, m.source));
@@ -250,6 +369,13 @@ mod tests {
     fn vllm_names_are_vllms_own_or_ours() {
         for m in VLLM_ENGINE {
             assert!(m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"), "{}", m.metric.name);
+        }
+    }
+
+    #[test]
+    fn trtllm_names_are_tritons_own_or_ours() {
+        for m in TRTLLM {
+            assert!(m.metric.name.starts_with("nv_trt_llm_") || m.metric.name.starts_with("llmtail_trtllm_"), "{}", m.metric.name);
         }
     }
 

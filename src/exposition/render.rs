@@ -13,7 +13,8 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use crate::catalog::{agent, Kind, Metric, Reading, VLLM_ENGINE};
+use crate::catalog::{agent, Kind, Metric, Reading, TrtllmReading, TRTLLM, VLLM_ENGINE};
+use crate::state::trtllm::Histogram;
 use crate::state::{LogState, State};
 
 /// The two text formats we serve.
@@ -122,6 +123,36 @@ fn family(encoder: &mut DescriptorEncoder<'_>, metric: &Metric, samples: &[(Labe
     Ok(())
 }
 
+/// Writes one histogram family, or nothing when no executor has observed a value.
+fn histogram_family(encoder: &mut DescriptorEncoder<'_>, metric: &Metric, samples: &[(Labels<'_>, &Histogram)]) -> Result<(), std::fmt::Error> {
+    if samples.iter().all(|(_, h)| h.count == 0) {
+        return Ok(());
+    }
+    let mut metric_encoder = encoder.encode_descriptor(metric.name, metric.help, None, MetricType::Histogram)?;
+    for (labels, histogram) in samples.iter().filter(|(_, h)| h.count > 0) {
+        let mut sample = metric_encoder.encode_family(labels)?;
+        sample.encode_histogram::<NoLabelSet>(histogram.sum, histogram.count, &histogram.buckets(), None)?;
+    }
+    Ok(())
+}
+
+/// The common labels of a log's TensorRT-LLM series.
+fn trtllm_labels<'a>(state: &'a State, log: &'a LogState, rank: &'a str) -> Labels<'a> {
+    let (model, version) = log.trtllm_model(&state.settings);
+    let mut labels: Labels<'a> = vec![
+        (Cow::Borrowed("model"), Cow::Borrowed(model)),
+        (Cow::Borrowed("version"), Cow::Borrowed(version)),
+        (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
+        (Cow::Borrowed("rank"), Cow::Borrowed(rank)),
+    ];
+    for (name, value) in log.labels.iter().chain(&state.settings.constant_labels) {
+        if !labels.iter().any(|(n, _)| n == name) {
+            labels.push((Cow::Borrowed(name), Cow::Borrowed(value)));
+        }
+    }
+    labels
+}
+
 /// The common labels of a log's vLLM engine series.
 fn engine_labels<'a>(state: &'a State, log: &'a LogState, engine: String) -> Labels<'a> {
     let mut labels: Labels<'a> = vec![
@@ -165,6 +196,34 @@ impl Collector for StateCollector {
                 }
             }
             family(&mut encoder, &row.metric, &samples)?;
+        }
+
+        for row in TRTLLM {
+            let mut samples = Vec::new();
+            let mut histograms = Vec::new();
+            for log in state.iter_logs() {
+                for (rank, executor) in &log.trtllm.ranks {
+                    match row.read {
+                        TrtllmReading::One(read) => {
+                            if let Some(value) = read(executor) {
+                                samples.push((trtllm_labels(state, log, rank), value));
+                            }
+                        }
+                        TrtllmReading::Labelled(name, read) => {
+                            for (kind, value) in read(executor) {
+                                let mut labels = trtllm_labels(state, log, rank);
+                                labels.insert(0, (Cow::Borrowed(name), Cow::Borrowed(kind)));
+                                samples.push((labels, value));
+                            }
+                        }
+                        TrtllmReading::Histogram(read) => histograms.push((trtllm_labels(state, log, rank), read(executor))),
+                    }
+                }
+            }
+            family(&mut encoder, &row.metric, &samples)?;
+            if row.metric.kind == Kind::Histogram {
+                histogram_family(&mut encoder, &row.metric, &histograms)?;
+            }
         }
 
         let per_log = |read: &dyn Fn(&LogState) -> f64| -> Vec<(Labels<'_>, f64)> {

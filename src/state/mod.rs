@@ -4,6 +4,7 @@
 //! state is a pure function of the lines applied (their order and timestamps), which is what
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
+pub mod trtllm;
 pub mod vllm;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use llmtail_grammars::{vllm::VllmRecord, Parsed, Record};
 
 use crate::source::SkipReason;
+use trtllm::TrtllmLog;
 use vllm::{EngineKey, Integration, VllmEngine};
 
 /// Settings that shape how records become series.
@@ -148,11 +150,12 @@ pub struct LogState {
     pub io: LogIo,
     pub parsed: Vec<GrammarCount>,
     pub vllm: VllmLog,
+    pub trtllm: TrtllmLog,
 }
 
 impl LogState {
     pub fn new(label: Arc<str>, source: usize, labels: Vec<(String, String)>, model_name: Option<String>) -> Self {
-        LogState { label, source, labels, model_name, io: LogIo::default(), parsed: Vec::new(), vllm: VllmLog::default() }
+        LogState { label, source, labels, model_name, io: LogIo::default(), parsed: Vec::new(), vllm: VllmLog::default(), trtllm: TrtllmLog::default() }
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
@@ -170,8 +173,18 @@ impl LogState {
         }
         match &parsed.record {
             Record::Vllm(record) => self.vllm.apply(record, parsed.process, line_time, settings.integration),
-            Record::Trtllm(_) => {}
+            Record::Trtllm(record) => self.trtllm.apply(record, line_time),
         }
+    }
+
+    /// The `model` and `version` labels of this log's TensorRT-LLM series: Triton's loading
+    /// line, else `--model-name` (version `1`), else Triton's default `tensorrt_llm`/`1`.
+    pub fn trtllm_model<'a>(&'a self, settings: &'a StateSettings) -> (&'a str, &'a str) {
+        if let Some((model, version)) = &self.trtllm.model {
+            return (model, version);
+        }
+        let model = self.model_name.as_deref().or(settings.model_name.as_deref()).unwrap_or("tensorrt_llm");
+        (model, "1")
     }
 
     /// The `model_name` label of this log's vLLM series.

@@ -1,0 +1,333 @@
+//! What we know about TensorRT-LLM / Triton executors in one log, and how each record
+//! changes it.
+//!
+//! Triton's own exporter shows the last iteration it polled; the log has every iteration, so
+//! besides the last values (Triton's `nv_trt_llm_*` families) we keep what a scrape would
+//! otherwise lose: iteration counts, latency histograms, token and request totals.
+
+use std::collections::BTreeMap;
+
+use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
+
+use super::vllm::CumulativeCounter;
+
+/// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
+/// batches) to seconds (long prefills).
+pub const LATENCY_BUCKETS: [f64; 14] =
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// A classic Prometheus histogram over [`LATENCY_BUCKETS`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Histogram {
+    /// Non-cumulative counts per bucket; the last slot is `+Inf`.
+    counts: [u64; LATENCY_BUCKETS.len() + 1],
+    pub sum: f64,
+    pub count: u64,
+}
+
+impl Histogram {
+    pub fn observe(&mut self, value: f64) {
+        if !value.is_finite() || value < 0.0 {
+            return;
+        }
+        let slot = LATENCY_BUCKETS.iter().position(|&bound| value <= bound).unwrap_or(LATENCY_BUCKETS.len());
+        self.counts[slot] += 1;
+        self.sum += value;
+        self.count += 1;
+    }
+
+    /// `(upper bound, count in that bucket alone)`, ending with `+Inf`: what prometheus-client's
+    /// encoder takes (it accumulates them itself).
+    pub fn buckets(&self) -> Vec<(f64, u64)> {
+        LATENCY_BUCKETS.iter().copied().chain([f64::INFINITY]).zip(self.counts.iter().copied()).collect()
+    }
+}
+
+/// One executor (a rank, or one Triton instance) of one log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrtllmRank {
+    /// The latest iteration record: Triton's gauges show the last iteration too.
+    pub last: Option<Iteration>,
+    pub iterations: f64,
+    pub iteration_seconds: Histogram,
+    pub device_step_seconds: Histogram,
+    pub context_tokens: Option<f64>,
+    pub completed_requests: Option<f64>,
+    pub spec_draft_tokens: Option<f64>,
+    pub spec_accepted_tokens: Option<f64>,
+    pub kv_reused_blocks: Option<CumulativeCounter>,
+    pub kv_missed_blocks: Option<CumulativeCounter>,
+    pub kv_transfer_ms: Option<f64>,
+    pub kv_transfer_requests: Option<f64>,
+    pub capacity: KvCapacity,
+    /// Line time of the last iteration, to tell a restarted Triton from a second one.
+    last_seen: Option<f64>,
+}
+
+fn add(counter: &mut Option<f64>, amount: Option<u64>) {
+    if let Some(n) = amount {
+        *counter = Some(counter.unwrap_or(0.0) + n as f64);
+    }
+}
+
+fn follow(counter: &mut Option<CumulativeCounter>, total: Option<u64>) {
+    if let Some(total) = total {
+        counter.get_or_insert_with(Default::default).observe(total as f64);
+    }
+}
+
+/// Merges a capacity line into what earlier lines said: the last value of each field wins.
+fn merge_capacity(into: &mut KvCapacity, from: &KvCapacity) {
+    macro_rules! last_wins {
+        ($($field:ident),*) => { $( if from.$field.is_some() { into.$field = from.$field; } )* };
+    }
+    last_wins!(tokens, primary_blocks, secondary_blocks, tokens_per_block, max_blocks_per_sequence, window_size,
+        max_sequence_length, allocated_gib, estimated_gib, device_total_gib, available_gib);
+}
+
+impl TrtllmRank {
+    fn apply_iteration(&mut self, it: &Iteration, at: Option<f64>) {
+        self.iterations += 1.0;
+        if let Some(ms) = it.iter_latency_ms {
+            self.iteration_seconds.observe(ms / 1000.0);
+        }
+        if let Some(ms) = it.prev_device_step_time_ms {
+            self.device_step_seconds.observe(ms / 1000.0);
+        }
+        add(&mut self.context_tokens, it.context_tokens);
+        add(&mut self.completed_requests, it.completed_requests);
+        add(&mut self.spec_draft_tokens, it.spec_draft_tokens);
+        add(&mut self.spec_accepted_tokens, it.spec_accepted_tokens);
+        follow(&mut self.kv_reused_blocks, it.kv_reused_blocks);
+        follow(&mut self.kv_missed_blocks, it.kv_missed_blocks);
+        if let Some(ms) = it.kv_cache_transfer_ms {
+            self.kv_transfer_ms = Some(self.kv_transfer_ms.unwrap_or(0.0) + ms);
+        }
+        add(&mut self.kv_transfer_requests, it.kv_cache_transfer_requests);
+        self.last = Some(it.clone());
+        self.last_seen = at.or(self.last_seen);
+    }
+
+    fn last_value(&self, read: impl Fn(&Iteration) -> Option<u64>) -> Option<f64> {
+        self.last.as_ref().and_then(read).map(|v| v as f64)
+    }
+
+    /// `nv_trt_llm_request_metrics{request_type}`.
+    pub fn request_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        let waiting = it.waiting_requests.or_else(|| Some(it.active_requests?.saturating_sub(it.scheduled_requests?)));
+        [
+            ("active", it.active_requests),
+            ("max", it.max_active_requests),
+            ("scheduled", it.scheduled_requests),
+            ("context", it.context_requests),
+            ("waiting", waiting),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
+    }
+
+    /// `nv_trt_llm_runtime_memory_metrics{memory_type}` (bytes).
+    pub fn memory_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        [("cpu", it.cpu_mem_usage_bytes), ("gpu", it.gpu_mem_usage_bytes), ("pinned", it.pinned_mem_usage_bytes)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v? as f64)))
+            .collect()
+    }
+
+    /// `nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type}`.
+    pub fn kv_block_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        let fraction = it.kv_used_fraction.or_else(|| match (it.kv_used_blocks, it.kv_max_blocks) {
+            (Some(used), Some(max)) if max > 0 => Some(used as f64 / max as f64),
+            _ => None,
+        });
+        let counts = [
+            ("max", it.kv_max_blocks),
+            ("free", it.kv_free_blocks),
+            ("used", it.kv_used_blocks),
+            ("tokens_per", it.kv_tokens_per_block),
+            ("reused", it.kv_reused_blocks),
+        ];
+        counts
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v? as f64)))
+            .chain(fraction.map(|f| ("fraction", f)))
+            .collect()
+    }
+
+    /// `nv_trt_llm_inflight_batcher_metrics{inflight_batcher_specific_metric}` (not for static batching).
+    pub fn inflight_batcher_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        if it.batching == Some(Batching::Static) {
+            return Vec::new();
+        }
+        [
+            ("total_context_tokens", it.context_tokens),
+            ("generation_requests", it.generation_requests),
+            ("micro_batch_id", it.micro_batch_id),
+            ("paused_requests", it.paused_requests),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
+    }
+
+    /// `nv_trt_llm_v1_metrics{v1_specific_metric}` (static batching only).
+    pub fn v1_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        if it.batching != Some(Batching::Static) {
+            return Vec::new();
+        }
+        [
+            ("total_context_tokens", it.context_tokens),
+            ("total_generation_tokens", it.generation_tokens),
+            ("empty_generation_slots", it.empty_generation_slots),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
+    }
+
+    /// `nv_trt_llm_general_metrics{general_type}`: the timestamp in microseconds, as Triton does.
+    pub fn general_metrics(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else { return Vec::new() };
+        let timestamp = it.timestamp.map(|t| (t.unix_seconds(0) * 1e6).round());
+        [("iteration_counter", it.iteration.map(|n| n as f64)), ("timestamp", timestamp)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect()
+    }
+
+    /// `nv_trt_llm_disaggregated_serving_metrics{disaggregated_serving_type}`: Triton counts the
+    /// values it polls; each iteration line carries the sums since the previous poll.
+    pub fn disaggregated_serving_metrics(&self) -> Vec<(&'static str, f64)> {
+        [("kv_cache_transfer_ms", self.kv_transfer_ms), ("request_count", self.kv_transfer_requests)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect()
+    }
+
+    pub fn queued_requests(&self) -> Option<f64> {
+        self.last_value(|it| it.queued_requests)
+    }
+
+    pub fn kv_cache_hit_rate(&self) -> Option<f64> {
+        self.last.as_ref().and_then(|it| it.kv_cache_hit_rate)
+    }
+
+    pub fn spec_acceptance_length(&self) -> Option<f64> {
+        self.last.as_ref().and_then(|it| it.spec_acceptance_length)
+    }
+
+    /// Startup capacity: the token count when printed, else blocks x tokens per block.
+    pub fn kv_cache_capacity_tokens(&self) -> Option<f64> {
+        let c = &self.capacity;
+        c.tokens
+            .or_else(|| Some(c.primary_blocks? * c.tokens_per_block?))
+            .map(|t| t as f64)
+    }
+}
+
+/// How long an executor must have been silent before a new process id in the same log is
+/// taken for its restart rather than a second instance.
+const RESTART_SILENCE_SECONDS: f64 = 30.0;
+
+/// The TensorRT-LLM side of one log.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrtllmLog {
+    /// From Triton's `loading: <model>:<version>`.
+    pub model: Option<(String, String)>,
+    /// `rank` label -> executor.
+    pub ranks: BTreeMap<String, TrtllmRank>,
+    /// Triton lines carry a process id, not a rank: each process gets a slot (`"0"`, `"1"`, ...).
+    pid_slots: Vec<(u32, String)>,
+}
+
+/// Triton models that are not the TRT-LLM engine, whose loading lines must not name it.
+const HELPER_MODELS: &[&str] = &["preprocessing", "postprocessing", "ensemble", "tensorrt_llm_bls"];
+
+impl TrtllmLog {
+    pub fn apply(&mut self, record: &TrtllmRecord<'_>, at: Option<f64>) {
+        match record {
+            TrtllmRecord::Iteration(it) => {
+                let rank = self.rank_label(it, at);
+                self.ranks.entry(rank).or_default().apply_iteration(it, at);
+            }
+            TrtllmRecord::KvCapacity(capacity) => {
+                let rank = capacity.rank.unwrap_or(0).to_string();
+                merge_capacity(&mut self.ranks.entry(rank).or_default().capacity, capacity);
+            }
+            TrtllmRecord::TritonModel { model, model_version } => {
+                if !HELPER_MODELS.contains(&model.as_ref()) {
+                    self.model = Some((model.to_string(), model_version.to_string()));
+                }
+            }
+            TrtllmRecord::Version { .. } => {}
+        }
+    }
+
+    fn rank_label(&mut self, it: &Iteration, at: Option<f64>) -> String {
+        if let Some(rank) = it.rank {
+            return rank.to_string();
+        }
+        let Some(pid) = it.pid else { return "0".to_string() };
+        if let Some((_, slot)) = self.pid_slots.iter().find(|(p, _)| *p == pid) {
+            return slot.clone();
+        }
+        // A new process: the restart of a silent one keeps its slot, a concurrent one gets a new slot.
+        let silent = self.pid_slots.iter_mut().find(|(_, slot)| {
+            let last_seen = self.ranks.get(slot.as_str()).and_then(|r| r.last_seen);
+            matches!((at, last_seen), (Some(now), Some(seen)) if now - seen > RESTART_SILENCE_SECONDS)
+        });
+        if let Some(entry) = silent {
+            entry.0 = pid;
+            return entry.1.clone();
+        }
+        let slot = self.pid_slots.len().to_string();
+        self.pid_slots.push((pid, slot.clone()));
+        slot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iteration(pid: Option<u32>, active: u64, scheduled: u64) -> Iteration {
+        Iteration { pid, active_requests: Some(active), scheduled_requests: Some(scheduled), ..Iteration::default() }
+    }
+
+    #[test]
+    fn waiting_is_active_minus_scheduled_as_triton_defines_it() {
+        let mut rank = TrtllmRank::default();
+        rank.apply_iteration(&iteration(None, 5, 3), None);
+        assert!(rank.request_metrics().contains(&("waiting", 2.0)));
+    }
+
+    #[test]
+    fn histogram_counts_each_value_in_its_first_bucket() {
+        let mut h = Histogram::default();
+        for v in [0.0005, 0.02, 0.02, 20.0] {
+            h.observe(v);
+        }
+        let buckets = h.buckets();
+        assert_eq!(buckets[0], (0.001, 1));
+        assert_eq!(buckets[4], (0.025, 2));
+        assert_eq!(buckets.last().unwrap(), &(f64::INFINITY, 1));
+        assert_eq!((h.count, h.sum), (4, 20.0405));
+    }
+
+    #[test]
+    fn a_restarted_triton_keeps_its_slot_and_a_second_one_gets_another() {
+        let mut log = TrtllmLog::default();
+        let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
+        log.apply(&record(100), Some(0.0));
+        log.apply(&record(200), Some(1.0));
+        assert_eq!(log.ranks.keys().collect::<Vec<_>>(), ["0", "1"]);
+        log.apply(&record(300), Some(100.0));
+        assert_eq!(log.ranks.len(), 2, "pid 300 restarts a silent slot");
+    }
+}
