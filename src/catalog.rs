@@ -68,7 +68,13 @@ pub struct EngineMetric {
 macro_rules! engine_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
         EngineMetric {
-            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: "", source: $source },
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: "",
+                source: $source,
+            },
             read: Reading::One($read),
         }
     };
@@ -186,7 +192,13 @@ pub struct TrtllmMetric {
 macro_rules! trtllm_family {
     ($name:literal, $kind:ident, $label:literal, $labels:literal, $help:literal, $source:literal, $read:expr) => {
         TrtllmMetric {
-            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: $labels, source: $source },
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: $labels,
+                source: $source,
+            },
             read: TrtllmReading::Labelled($label, $read),
         }
     };
@@ -195,7 +207,13 @@ macro_rules! trtllm_family {
 macro_rules! trtllm_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
         TrtllmMetric {
-            metric: Metric { name: $name, kind: Kind::$kind, help: $help, labels: "", source: $source },
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: "",
+                source: $source,
+            },
             read: TrtllmReading::One($read),
         }
     };
@@ -283,33 +301,93 @@ pub static TRTLLM: &[TrtllmMetric] = &[
 pub mod agent {
     use super::{Kind, Metric};
 
-    pub const LINES_READ: Metric = Metric { name: "llmtail_lines_read", kind: Kind::Counter,
-        help: "Lines read from the log.", labels: "`log`", source: "every complete line" };
-    pub const LINES_PARSED: Metric = Metric { name: "llmtail_lines_parsed", kind: Kind::Counter,
-        help: "Lines a grammar recognised.", labels: "`log`, `grammar`", source: "every line that yielded a record" };
-    pub const LINES_UNMATCHED: Metric = Metric { name: "llmtail_lines_unmatched", kind: Kind::Counter,
-        help: "Lines no grammar recognised (most lines of a log: they are counted, never an error).", labels: "`log`", source: "every line that yielded nothing" };
-    pub const LINES_SKIPPED: Metric = Metric { name: "llmtail_lines_skipped", kind: Kind::Counter,
-        help: "Lines dropped before parsing.", labels: "`log`, `reason` (`too_long`, `truncated_partial`, `invalid_envelope`)", source: "the reader and the envelope decoder" };
+    pub const LINES_READ: Metric = Metric {
+        name: "llmtail_lines_read",
+        kind: Kind::Counter,
+        help: "Lines read from the log.",
+        labels: "`log`",
+        source: "every complete line",
+    };
+    pub const LINES_PARSED: Metric = Metric {
+        name: "llmtail_lines_parsed",
+        kind: Kind::Counter,
+        help: "Lines a grammar recognised.",
+        labels: "`log`, `grammar`",
+        source: "every line that yielded a record",
+    };
+    pub const LINES_UNMATCHED: Metric = Metric {
+        name: "llmtail_lines_unmatched",
+        kind: Kind::Counter,
+        help:
+            "Lines no grammar recognised (most lines of a log: they are counted, never an error).",
+        labels: "`log`",
+        source: "every line that yielded nothing",
+    };
+    pub const LINES_SKIPPED: Metric = Metric {
+        name: "llmtail_lines_skipped",
+        kind: Kind::Counter,
+        help: "Lines dropped before parsing.",
+        labels: "`log`, `reason` (`too_long`, `truncated_partial`, `invalid_envelope`)",
+        source: "the reader and the envelope decoder",
+    };
     pub const LAST_PARSED_TIMESTAMP: Metric = Metric { name: "llmtail_last_parsed_timestamp_seconds", kind: Kind::Gauge,
         help: "Timestamp of the last line a grammar recognised (the line's own time; read as UTC when it has no zone).", labels: "`log`, `grammar`", source: "record head or envelope time" };
-    pub const ROTATIONS: Metric = Metric { name: "llmtail_log_rotations", kind: Kind::Counter,
-        help: "Times the path came to name another file (the old one was drained first).", labels: "`log`", source: "the reader" };
-    pub const TRUNCATIONS: Metric = Metric { name: "llmtail_log_truncations", kind: Kind::Counter,
-        help: "Times the file was truncated and read again from its start.", labels: "`log`", source: "the reader" };
-    pub const OPEN_ERRORS: Metric = Metric { name: "llmtail_log_open_errors", kind: Kind::Counter,
-        help: "Failed attempts to open the log (retried with backoff).", labels: "`log`", source: "the reader" };
-    pub const OPEN: Metric = Metric { name: "llmtail_log_open", kind: Kind::Gauge,
-        help: "1 while the log is open.", labels: "`log`", source: "the reader" };
-    pub const OFFSET: Metric = Metric { name: "llmtail_log_offset_bytes", kind: Kind::Gauge,
-        help: "Bytes read so far in the file the path names now.", labels: "`log`", source: "the reader" };
-    pub const BUILD_INFO: Metric = Metric { name: "llmtail_build_info", kind: Kind::Gauge,
-        help: "Always 1; the labels say which llmtail this is.", labels: "`version`", source: "the binary" };
+    pub const ROTATIONS: Metric = Metric {
+        name: "llmtail_log_rotations",
+        kind: Kind::Counter,
+        help: "Times the path came to name another file (the old one was drained first).",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const TRUNCATIONS: Metric = Metric {
+        name: "llmtail_log_truncations",
+        kind: Kind::Counter,
+        help: "Times the file was truncated and read again from its start.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OPEN_ERRORS: Metric = Metric {
+        name: "llmtail_log_open_errors",
+        kind: Kind::Counter,
+        help: "Failed attempts to open the log (retried with backoff).",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OPEN: Metric = Metric {
+        name: "llmtail_log_open",
+        kind: Kind::Gauge,
+        help: "1 while the log is open.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OFFSET: Metric = Metric {
+        name: "llmtail_log_offset_bytes",
+        kind: Kind::Gauge,
+        help: "Bytes read so far in the file the path names now.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const BUILD_INFO: Metric = Metric {
+        name: "llmtail_build_info",
+        kind: Kind::Gauge,
+        help: "Always 1; the labels say which llmtail this is.",
+        labels: "`version`",
+        source: "the binary",
+    };
 
     /// In exposition order.
     pub const ALL: &[Metric] = &[
-        LINES_READ, LINES_PARSED, LINES_UNMATCHED, LINES_SKIPPED, LAST_PARSED_TIMESTAMP,
-        ROTATIONS, TRUNCATIONS, OPEN_ERRORS, OPEN, OFFSET, BUILD_INFO,
+        LINES_READ,
+        LINES_PARSED,
+        LINES_UNMATCHED,
+        LINES_SKIPPED,
+        LAST_PARSED_TIMESTAMP,
+        ROTATIONS,
+        TRUNCATIONS,
+        OPEN_ERRORS,
+        OPEN,
+        OFFSET,
+        BUILD_INFO,
     ];
 }
 
@@ -330,7 +408,13 @@ pub fn markdown_table() -> String {
         every `nv_trt_llm_`/`llmtail_trtllm_` series has `model`, `version`, `log`, `rank` and the `--label`s.\n\n");
     out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
     for m in all_metrics() {
-        out.push_str(&format!("| `{}` | {} | {} | {} |\n", m.sample_name(), m.kind.as_str(), m.labels, m.source));
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            m.sample_name(),
+            m.kind.as_str(),
+            m.labels,
+            m.source
+        ));
     }
     out
 }
@@ -338,14 +422,18 @@ pub fn markdown_table() -> String {
 /// Prometheus' metric-name grammar, `[a-zA-Z_:][a-zA-Z0-9_:]*` (prometheus-client checks none).
 pub fn is_valid_metric_name(name: &str) -> bool {
     let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b':')
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b':')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
 }
 
 /// Prometheus' label-name grammar, `[a-zA-Z_][a-zA-Z0-9_]*`, without the reserved `__` prefix.
 pub fn is_valid_label_name(name: &str) -> bool {
     let mut bytes = name.bytes();
-    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.starts_with("__")
 }
@@ -359,7 +447,11 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for m in all_metrics() {
             assert!(is_valid_metric_name(m.name), "{}", m.name);
-            assert!(!m.name.ends_with("_total"), "{}: counters are named without _total", m.name);
+            assert!(
+                !m.name.ends_with("_total"),
+                "{}: counters are named without _total",
+                m.name
+            );
             assert!(seen.insert(m.name), "{} twice", m.name);
             assert!(!m.help.is_empty() && !m.help.contains('\n') && !m.help.contains('\\'));
         }
@@ -368,14 +460,23 @@ mod tests {
     #[test]
     fn vllm_names_are_vllms_own_or_ours() {
         for m in VLLM_ENGINE {
-            assert!(m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"), "{}", m.metric.name);
+            assert!(
+                m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"),
+                "{}",
+                m.metric.name
+            );
         }
     }
 
     #[test]
     fn trtllm_names_are_tritons_own_or_ours() {
         for m in TRTLLM {
-            assert!(m.metric.name.starts_with("nv_trt_llm_") || m.metric.name.starts_with("llmtail_trtllm_"), "{}", m.metric.name);
+            assert!(
+                m.metric.name.starts_with("nv_trt_llm_")
+                    || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
         }
     }
 
@@ -396,13 +497,24 @@ mod readme {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
         let readme = std::fs::read_to_string(path).unwrap();
         let (begin, end) = ("<!-- metrics:begin -->\n", "<!-- metrics:end -->");
-        let start = readme.find(begin).expect("README has the metrics:begin marker") + begin.len();
+        let start = readme
+            .find(begin)
+            .expect("README has the metrics:begin marker")
+            + begin.len();
         let stop = readme.find(end).expect("README has the metrics:end marker");
         let table = super::markdown_table();
         if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
-            std::fs::write(path, format!("{}{}{}", &readme[..start], table, &readme[stop..])).unwrap();
+            std::fs::write(
+                path,
+                format!("{}{}{}", &readme[..start], table, &readme[stop..]),
+            )
+            .unwrap();
             return;
         }
-        assert_eq!(&readme[start..stop], table, "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme");
+        assert_eq!(
+            &readme[start..stop],
+            table,
+            "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme"
+        );
     }
 }

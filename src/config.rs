@@ -15,8 +15,19 @@ use crate::envelope::EnvelopeKind;
 use crate::source::LogSpec;
 
 /// Label names llmtail sets itself; a `--label` may not reuse them.
-pub const RESERVED_LABELS: &[&str] =
-    &["engine", "model_name", "log", "grammar", "reason", "position", "stage", "version", "model", "rank", "le"];
+pub const RESERVED_LABELS: &[&str] = &[
+    "engine",
+    "model_name",
+    "log",
+    "grammar",
+    "reason",
+    "position",
+    "stage",
+    "version",
+    "model",
+    "rank",
+    "le",
+];
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
@@ -92,10 +103,16 @@ const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for exam
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
 
 fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError(format!("cannot read config file {}: {e}\n  fix: pass an existing, readable file to --config", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError(format!(
+            "cannot read config file {}: {e}\n  fix: pass an existing, readable file to --config",
+            path.display()
+        ))
+    })?;
     toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
         let place = line.map_or(String::new(), |l| format!(", line {l}"));
         ConfigError(format!(
             "config file {}{place}: {}\n  fix: {CONFIG_EXAMPLE}",
@@ -108,7 +125,9 @@ fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
 /// Parses `NAME=VALUE`, checking the name.
 fn label(text: &str, origin: &str) -> Result<(String, String), ConfigError> {
     let (name, value) = text.split_once('=').ok_or_else(|| {
-        ConfigError(format!("{origin}: {text:?} is not NAME=VALUE\n  fix: write it as --label instance_group=a"))
+        ConfigError(format!(
+            "{origin}: {text:?} is not NAME=VALUE\n  fix: write it as --label instance_group=a"
+        ))
     })?;
     check_label_name(name, origin)?;
     Ok((name.to_string(), value.to_string()))
@@ -121,7 +140,9 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
         )));
     }
     if RESERVED_LABELS.contains(&name) {
-        return Err(ConfigError(format!("{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name")));
+        return Err(ConfigError(format!(
+            "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name"
+        )));
     }
     Ok(())
 }
@@ -132,7 +153,9 @@ pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
         return Ok(LogSpec::Stdin);
     }
     if given.is_empty() {
-        return Err(ConfigError(format!("{origin}: empty log path\n  fix: --log /var/log/vllm.log")));
+        return Err(ConfigError(format!(
+            "{origin}: empty log path\n  fix: --log /var/log/vllm.log"
+        )));
     }
     if given.contains(['*', '?', '[']) {
         glob::Pattern::new(given).map_err(|e| {
@@ -147,7 +170,10 @@ impl Settings {
     /// Merges the flags with the config file they name, and validates the result.
     pub fn from_cli(cli: Cli) -> Result<Settings, ConfigError> {
         let (config, config_origin) = match &cli.config {
-            Some(path) => (read_config(path)?, format!("config file {}", path.display())),
+            Some(path) => (
+                read_config(path)?,
+                format!("config file {}", path.display()),
+            ),
             None => (ConfigFile::default(), String::new()),
         };
 
@@ -186,7 +212,9 @@ impl Settings {
             ));
         }
         if logs.iter().filter(|l| l.spec == LogSpec::Stdin).count() > 1 {
-            return Err(ConfigError("--log - (stdin) given twice\n  fix: read standard input once".into()));
+            return Err(ConfigError(
+                "--log - (stdin) given twice\n  fix: read standard input once".into(),
+            ));
         }
 
         let mut labels: Vec<(String, String)> = Vec::new();
@@ -208,19 +236,31 @@ impl Settings {
         let listen_address: SocketAddr = listen.parse().map_err(|_| {
             ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT\n  fix: e.g. --web.listen-address 127.0.0.1:3913 or [::]:3913"))
         })?;
-        let telemetry_path = cli.telemetry_path.or(config.web.telemetry_path).unwrap_or_else(|| "/metrics".into());
-        if !telemetry_path.starts_with('/') || telemetry_path == "/" || telemetry_path.starts_with("/-/") {
+        let telemetry_path = cli
+            .telemetry_path
+            .or(config.web.telemetry_path)
+            .unwrap_or_else(|| "/metrics".into());
+        if !telemetry_path.starts_with('/')
+            || telemetry_path == "/"
+            || telemetry_path.starts_with("/-/")
+        {
             return Err(ConfigError(format!(
                 "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
             )));
         }
-        let vllm_stats_interval = cli.vllm_stats_interval.or(config.vllm_stats_interval).unwrap_or(10.0);
+        let vllm_stats_interval = cli
+            .vllm_stats_interval
+            .or(config.vllm_stats_interval)
+            .unwrap_or(10.0);
         if !(vllm_stats_interval.is_finite() && vllm_stats_interval > 0.0) {
             return Err(ConfigError(format!(
                 "--vllm-stats-interval: {vllm_stats_interval} is not a positive number of seconds\n  fix: use vLLM's VLLM_LOG_STATS_INTERVAL, 10 by default"
             )));
         }
-        let max_line_bytes = cli.max_line_bytes.or(config.max_line_bytes).unwrap_or(DEFAULT_MAX_LINE_BYTES);
+        let max_line_bytes = cli
+            .max_line_bytes
+            .or(config.max_line_bytes)
+            .unwrap_or(DEFAULT_MAX_LINE_BYTES);
         if max_line_bytes < 256 {
             return Err(ConfigError(format!(
                 "--max-line-bytes: {max_line_bytes} is too small for any engine's stats line\n  fix: use at least 256 (default 65536)"
@@ -264,7 +304,15 @@ mod tests {
 
     #[test]
     fn stdin_globs_and_labels() {
-        let s = settings(&["--log", "-", "--log", "/var/log/vllm/*.log", "--label", "instance_group=a"]).unwrap();
+        let s = settings(&[
+            "--log",
+            "-",
+            "--log",
+            "/var/log/vllm/*.log",
+            "--label",
+            "instance_group=a",
+        ])
+        .unwrap();
         assert_eq!(s.logs[0].spec, LogSpec::Stdin);
         assert_eq!(s.logs[1].spec, LogSpec::Glob("/var/log/vllm/*.log".into()));
         assert_eq!(s.labels, [("instance_group".to_string(), "a".to_string())]);
@@ -274,13 +322,31 @@ mod tests {
     fn mistakes_name_the_input_and_the_fix() {
         let cases: &[(&[&str], &str)] = &[
             (&[], "no log to follow"),
-            (&["--log", "x", "--label", "novalue"], "\"novalue\" is not NAME=VALUE"),
-            (&["--log", "x", "--label", "9bad=1"], "not a valid Prometheus label name"),
-            (&["--log", "x", "--label", "engine=1"], "set by llmtail itself"),
+            (
+                &["--log", "x", "--label", "novalue"],
+                "\"novalue\" is not NAME=VALUE",
+            ),
+            (
+                &["--log", "x", "--label", "9bad=1"],
+                "not a valid Prometheus label name",
+            ),
+            (
+                &["--log", "x", "--label", "engine=1"],
+                "set by llmtail itself",
+            ),
             (&["--log", "/var/log/[x.log"], "bad glob"),
-            (&["--log", "x", "--web.listen-address", "nope"], "is not HOST:PORT"),
-            (&["--log", "x", "--web.telemetry-path", "metrics"], "must start with '/'"),
-            (&["--log", "x", "--vllm-stats-interval", "0"], "not a positive number"),
+            (
+                &["--log", "x", "--web.listen-address", "nope"],
+                "is not HOST:PORT",
+            ),
+            (
+                &["--log", "x", "--web.telemetry-path", "metrics"],
+                "must start with '/'",
+            ),
+            (
+                &["--log", "x", "--vllm-stats-interval", "0"],
+                "not a positive number",
+            ),
         ];
         for (args, expected) in cases {
             let err = settings(args).unwrap_err().to_string();
@@ -294,7 +360,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("llmtail.toml");
         std::fs::write(&path, "[web]\nlisten_address = \"127.0.0.1:1\"\n\n[[log]]\npath = \"/x.log\"\nlabls = { a = \"b\" }\n").unwrap();
-        let err = settings(&["--config", path.to_str().unwrap()]).unwrap_err().to_string();
+        let err = settings(&["--config", path.to_str().unwrap()])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("llmtail.toml, line 6"), "{err}");
         assert!(err.contains("labls"), "{err}");
     }
@@ -308,7 +376,17 @@ mod tests {
             "from = \"end\"\nmodel_name = \"cfg\"\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
         )
         .unwrap();
-        let s = settings(&["--config", path.to_str().unwrap(), "--from", "start", "--log", "/b.log", "--label", "team=y"]).unwrap();
+        let s = settings(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--from",
+            "start",
+            "--log",
+            "/b.log",
+            "--label",
+            "team=y",
+        ])
+        .unwrap();
         assert_eq!(s.from, From::Start);
         assert_eq!(s.model_name.as_deref(), Some("cfg"));
         assert_eq!(s.labels, [("team".to_string(), "y".to_string())]);

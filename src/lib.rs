@@ -8,12 +8,12 @@
 
 #![forbid(unsafe_code)]
 
-pub mod source;
 pub mod catalog;
-pub mod envelope;
-pub mod state;
 pub mod cli;
 pub mod config;
+pub mod envelope;
 pub mod exposition;
 pub mod pipeline;
 pub mod run;
+pub mod source;
+pub mod state;

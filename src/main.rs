@@ -13,7 +13,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LLMTAIL_LOG").unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("LLMTAIL_LOG")
+                .unwrap_or_else(|_| "info".into()),
         )
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())

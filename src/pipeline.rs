@@ -17,7 +17,12 @@ pub struct Clock(Arc<dyn Fn() -> f64 + Send + Sync>);
 
 impl Clock {
     pub fn system() -> Clock {
-        Clock(Arc::new(|| SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)))
+        Clock(Arc::new(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+        }))
     }
 
     pub fn fixed(seconds: f64) -> Clock {
@@ -78,7 +83,9 @@ pub struct Pipeline {
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
     Arc::new(Mutex::new(State::new(StateSettings {
-        integration: Integration { stats_interval_seconds: settings.vllm_stats_interval },
+        integration: Integration {
+            stats_interval_seconds: settings.vllm_stats_interval,
+        },
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
     })))
@@ -89,15 +96,24 @@ impl Pipeline {
         let sources = settings
             .logs
             .iter()
-            .map(|l| SourceSettings { envelope: l.envelope, model_name: l.model_name.clone(), labels: l.labels.clone() })
+            .map(|l| SourceSettings {
+                envelope: l.envelope,
+                model_name: l.model_name.clone(),
+                labels: l.labels.clone(),
+            })
             .collect();
-        Pipeline { state, sources, decoders: Vec::new(), max_line_bytes: settings.max_line_bytes, clock }
+        Pipeline {
+            state,
+            sources,
+            decoders: Vec::new(),
+            max_line_bytes: settings.max_line_bytes,
+            clock,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-
 }
 
 impl Sink for Pipeline {
@@ -106,8 +122,13 @@ impl Sink for Pipeline {
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *guard;
-        let (Some(Some(decoder)), Some(Some(log_state))) = (self.decoders.get_mut(index), state.logs.get_mut(index)) else {
-            tracing::warn!(log = log.0, "lines from a log that was never announced; dropped");
+        let (Some(Some(decoder)), Some(Some(log_state))) =
+            (self.decoders.get_mut(index), state.logs.get_mut(index))
+        else {
+            tracing::warn!(
+                log = log.0,
+                "lines from a log that was never announced; dropped"
+            );
             return;
         };
         for raw in lines {
@@ -122,7 +143,8 @@ impl Sink for Pipeline {
             };
             match llmtail_grammars::parse(&text) {
                 Some(parsed) => {
-                    let line_time = envelope_time.or_else(|| parsed.time.map(|t| resolve_time(&t, now)));
+                    let line_time =
+                        envelope_time.or_else(|| parsed.time.map(|t| resolve_time(&t, now)));
                     log_state.apply(&parsed, line_time, now, &state.settings);
                 }
                 None => log_state.io.lines_unmatched += 1,
@@ -133,22 +155,29 @@ impl Sink for Pipeline {
     fn event(&mut self, log: LogId, event: TailEvent) {
         let index = log.0 as usize;
         if let TailEvent::Discovered { label, source } = &event {
-            let settings = self.sources.get(*source).cloned().unwrap_or(SourceSettings {
-                envelope: EnvelopeKind::Auto,
-                model_name: None,
-                labels: Vec::new(),
-            });
+            let settings = self
+                .sources
+                .get(*source)
+                .cloned()
+                .unwrap_or(SourceSettings {
+                    envelope: EnvelopeKind::Auto,
+                    model_name: None,
+                    labels: Vec::new(),
+                });
             if self.decoders.len() <= index {
                 self.decoders.resize_with(index + 1, || None);
             }
             let year = year_of(self.clock.now());
             self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
-            let log_state = LogState::new(label.clone(), *source, settings.labels, settings.model_name);
+            let log_state =
+                LogState::new(label.clone(), *source, settings.labels, settings.model_name);
             self.lock().insert_log(index, log_state);
             return;
         }
         let mut state = self.lock();
-        let Some(log_state) = state.log_mut(index) else { return };
+        let Some(log_state) = state.log_mut(index) else {
+            return;
+        };
         let io = &mut log_state.io;
         match event {
             TailEvent::Discovered { .. } => {}
@@ -182,10 +211,26 @@ mod tests {
 
     #[test]
     fn a_december_line_read_in_january_is_from_last_year() {
-        let dec31 = LogTime { year: None, month: 12, day: 31, hour: 23, minute: 59, second: 50, nanos: 0 };
+        let dec31 = LogTime {
+            year: None,
+            month: 12,
+            day: 31,
+            hour: 23,
+            minute: 59,
+            second: 50,
+            nanos: 0,
+        };
         let jan1_2027 = 1_798_761_610.0;
         assert_eq!(resolve_time(&dec31, jan1_2027), 1_798_761_590.0);
-        let nov22 = LogTime { year: None, month: 11, day: 22, hour: 13, minute: 25, second: 1, nanos: 0 };
+        let nov22 = LogTime {
+            year: None,
+            month: 11,
+            day: 22,
+            hour: 13,
+            minute: 25,
+            second: 1,
+            nanos: 0,
+        };
         assert_eq!(resolve_time(&nov22, 1_795_353_902.0), 1_795_353_901.0);
     }
 }

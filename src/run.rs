@@ -26,7 +26,8 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     let mut pipeline = Pipeline::new(settings, state.clone(), clock);
     reader(settings)?.read_to_end(&mut pipeline);
     let text = render::render(&state, render::Format::Text004);
-    out.write_all(text.as_bytes()).context("cannot write the metrics to stdout")?;
+    out.write_all(text.as_bytes())
+        .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
     Ok(())
 }
@@ -41,7 +42,12 @@ pub fn serve(settings: &Settings) -> anyhow::Result<()> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(settings.listen_address)
             .await
-            .with_context(|| format!("cannot listen on {} (--web.listen-address)", settings.listen_address))?;
+            .with_context(|| {
+                format!(
+                    "cannot listen on {} (--web.listen-address)",
+                    settings.listen_address
+                )
+            })?;
         serve_on(settings, listener, Clock::system(), shutdown_signal()).await
     })
 }
@@ -84,14 +90,15 @@ pub async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
-                let _ = interrupt.await;
-                return;
-            }
-        };
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(signal) => signal,
+                Err(e) => {
+                    tracing::warn!("cannot listen for SIGTERM: {e}");
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = interrupt => tracing::info!("SIGINT: shutting down"),
             _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),

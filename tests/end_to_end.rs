@@ -14,7 +14,11 @@ const ISSUE_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:25
 const NEXT_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:11 [loggers.py:257] Engine 000: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 50.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, Preemptions: 2, GPU KV cache usage: 7.8%, Prefix cache hit rate: 42.0%";
 
 fn append(path: &Path, lines: &[&str]) {
-    let mut file = OpenOptions::new().create(true).append(true).open(path).unwrap();
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     for line in lines {
         writeln!(file, "{line}").unwrap();
     }
@@ -28,9 +32,22 @@ fn a_stats_line_appended_to_the_log_shows_on_metrics_under_vllms_names() {
     let log_label = log.to_str().unwrap();
     let agent = RunningAgent::start(&["--log", log_label, "--label", "instance_group=a"]);
 
-    append(&log, &["INFO:     127.0.0.1:46228 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK", ISSUE_LINE]);
-    let engine: &[(&str, &str)] = &[("engine", "0"), ("model_name", "qwen3-8b"), ("log", log_label), ("instance_group", "a")];
-    let metrics = agent.wait_for("the first stats line", |m| sample(m, "vllm:num_requests_running", engine).is_some());
+    append(
+        &log,
+        &[
+            "INFO:     127.0.0.1:46228 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+            ISSUE_LINE,
+        ],
+    );
+    let engine: &[(&str, &str)] = &[
+        ("engine", "0"),
+        ("model_name", "qwen3-8b"),
+        ("log", log_label),
+        ("instance_group", "a"),
+    ];
+    let metrics = agent.wait_for("the first stats line", |m| {
+        sample(m, "vllm:num_requests_running", engine).is_some()
+    });
     let expected = [
         ("vllm:num_requests_running", 14.0),
         ("vllm:num_requests_waiting", 2.0),
@@ -43,21 +60,60 @@ fn a_stats_line_appended_to_the_log_shows_on_metrics_under_vllms_names() {
         ("vllm:generation_tokens_total", 3128.0),
     ];
     for (name, value) in expected {
-        let got = sample(&metrics, name, engine).unwrap_or_else(|| panic!("{name} missing:\n{metrics}"));
-        assert!((got - value).abs() < 1e-9, "{name}: expected {value}, got {got}");
+        let got =
+            sample(&metrics, name, engine).unwrap_or_else(|| panic!("{name} missing:\n{metrics}"));
+        assert!(
+            (got - value).abs() < 1e-9,
+            "{name}: expected {value}, got {got}"
+        );
     }
-    assert_eq!(sample(&metrics, "vllm:num_requests_swapped", &[]), None, "a V1 line has no swapped queue");
-    assert_eq!(sample(&metrics, "llmtail_lines_read_total", &[("log", log_label)]), Some(3.0));
-    assert_eq!(sample(&metrics, "llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]), Some(1.0));
-    assert_eq!(sample(&metrics, "llmtail_lines_unmatched_total", &[("log", log_label)]), Some(1.0));
+    assert_eq!(
+        sample(&metrics, "vllm:num_requests_swapped", &[]),
+        None,
+        "a V1 line has no swapped queue"
+    );
+    assert_eq!(
+        sample(&metrics, "llmtail_lines_read_total", &[("log", log_label)]),
+        Some(3.0)
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_lines_parsed_total",
+            &[("grammar", "vllm_stats")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_lines_unmatched_total",
+            &[("log", log_label)]
+        ),
+        Some(1.0)
+    );
 
     // Ten seconds later: gauges follow, counters add throughput x 10 s.
     append(&log, &[NEXT_LINE]);
-    let metrics = agent.wait_for("the second stats line", |m| sample(m, "vllm:num_requests_running", engine) == Some(3.0));
-    assert_eq!(sample(&metrics, "vllm:prompt_tokens_total", engine), Some(12453.0 + 1000.0));
-    assert_eq!(sample(&metrics, "vllm:generation_tokens_total", engine), Some(3128.0 + 500.0));
-    assert_eq!(sample(&metrics, "vllm:num_preemptions_total", engine), Some(2.0));
-    assert_eq!(sample(&metrics, "vllm:kv_cache_usage_perc", engine), Some(0.078));
+    let metrics = agent.wait_for("the second stats line", |m| {
+        sample(m, "vllm:num_requests_running", engine) == Some(3.0)
+    });
+    assert_eq!(
+        sample(&metrics, "vllm:prompt_tokens_total", engine),
+        Some(12453.0 + 1000.0)
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:generation_tokens_total", engine),
+        Some(3128.0 + 500.0)
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:num_preemptions_total", engine),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:kv_cache_usage_perc", engine),
+        Some(0.078)
+    );
     agent.stop().unwrap();
 }
 
@@ -70,14 +126,24 @@ fn metrics_are_open_metrics_for_prometheus_and_text_0_0_4_for_everyone_else() {
     let prometheus_accept = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
     let open_metrics = http_get(agent.addr, "/metrics", Some(prometheus_accept)).unwrap();
     assert_eq!(open_metrics.status, 200);
-    assert_eq!(open_metrics.content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    assert_eq!(
+        open_metrics.content_type,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
     assert!(open_metrics.body.ends_with("# EOF\n"));
-    assert!(open_metrics.body.contains("# TYPE vllm:prompt_tokens counter\n"));
+    assert!(open_metrics
+        .body
+        .contains("# TYPE vllm:prompt_tokens counter\n"));
 
     let text = http_get(agent.addr, "/metrics", None).unwrap();
-    assert_eq!(text.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    assert_eq!(
+        text.content_type,
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
     assert!(!text.body.contains("# EOF"));
-    assert!(text.body.contains("# TYPE vllm:prompt_tokens_total counter\n"));
+    assert!(text
+        .body
+        .contains("# TYPE vllm:prompt_tokens_total counter\n"));
 }
 
 #[test]
@@ -85,7 +151,12 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[CONFIG_LINE, ISSUE_LINE]);
-    let agent = RunningAgent::start(&["--log", log.to_str().unwrap(), "--web.telemetry-path", "/vllm-metrics"]);
+    let agent = RunningAgent::start(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--web.telemetry-path",
+        "/vllm-metrics",
+    ]);
     let page = agent.get("/").unwrap();
     assert_eq!(page.status, 200);
     assert!(page.content_type.starts_with("text/html"));
@@ -94,7 +165,12 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     assert!(page.body.contains("qwen3-8b"));
     assert_eq!(agent.get("/-/healthy").unwrap().status, 200);
     assert_eq!(agent.get("/-/ready").unwrap().status, 200);
-    assert!(sample(&agent.get("/vllm-metrics").unwrap().body, "vllm:num_requests_running", &[]).is_some());
+    assert!(sample(
+        &agent.get("/vllm-metrics").unwrap().body,
+        "vllm:num_requests_running",
+        &[]
+    )
+    .is_some());
     assert_eq!(agent.get("/metrics").unwrap().status, 404);
 }
 
@@ -107,17 +183,38 @@ fn from_end_only_follows_new_lines_and_from_start_rebuilds_the_state() {
 
     let from_start = RunningAgent::start(&["--log", path]);
     let rebuilt = from_start.metrics();
-    assert_eq!(sample(&rebuilt, "vllm:num_requests_running", &[("model_name", "qwen3-8b")]), Some(14.0));
-    assert_eq!(sample(&rebuilt, "vllm:prompt_tokens_total", &[]), Some(12453.0));
+    assert_eq!(
+        sample(
+            &rebuilt,
+            "vllm:num_requests_running",
+            &[("model_name", "qwen3-8b")]
+        ),
+        Some(14.0)
+    );
+    assert_eq!(
+        sample(&rebuilt, "vllm:prompt_tokens_total", &[]),
+        Some(12453.0)
+    );
     drop(from_start);
 
     let from_end = RunningAgent::start(&["--log", path, "--from", "end"]);
-    assert_eq!(sample(&from_end.metrics(), "vllm:num_requests_running", &[]), None);
+    assert_eq!(
+        sample(&from_end.metrics(), "vllm:num_requests_running", &[]),
+        None
+    );
     append(&log, &[NEXT_LINE]);
-    let metrics = from_end.wait_for("the new line", |m| sample(m, "vllm:num_requests_running", &[]).is_some());
-    assert_eq!(sample(&metrics, "vllm:num_requests_running", &[]), Some(3.0));
+    let metrics = from_end.wait_for("the new line", |m| {
+        sample(m, "vllm:num_requests_running", &[]).is_some()
+    });
+    assert_eq!(
+        sample(&metrics, "vllm:num_requests_running", &[]),
+        Some(3.0)
+    );
     // The config line was before the end: the model name comes from --model-name or nothing.
-    assert_eq!(sample(&metrics, "vllm:num_requests_running", &[("model_name", "")]), Some(3.0));
+    assert_eq!(
+        sample(&metrics, "vllm:num_requests_running", &[("model_name", "")]),
+        Some(3.0)
+    );
 }
 
 fn llmtail() -> Command {
@@ -131,10 +228,19 @@ fn bad_flags_and_config_stop_start_up_with_exit_code_2_and_a_fix() {
     std::fs::write(&config, "[web]\nlisten_adress = \"127.0.0.1:9\"\n").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![], "no log to follow"),
-        (vec!["--log", "x.log", "--label", "bad"], "is not NAME=VALUE"),
-        (vec!["--log", "x.log", "--from", "middle"], "invalid value 'middle'"),
+        (
+            vec!["--log", "x.log", "--label", "bad"],
+            "is not NAME=VALUE",
+        ),
+        (
+            vec!["--log", "x.log", "--from", "middle"],
+            "invalid value 'middle'",
+        ),
         (vec!["--log", "/var/log/[oops"], "bad glob"),
-        (vec!["--config", config.to_str().unwrap()], "llmtail.toml, line 2"),
+        (
+            vec!["--config", config.to_str().unwrap()],
+            "llmtail.toml, line 2",
+        ),
     ];
     for (args, expected) in cases {
         let out = llmtail().args(&args).stdin(Stdio::null()).output().unwrap();
@@ -149,10 +255,23 @@ fn help_explains_every_flag() {
     let out = llmtail().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     for flag in [
-        "--log", "--web.listen-address", "--web.telemetry-path", "--from", "--model-name", "--label",
-        "--vllm-stats-interval", "--config", "--envelope", "--max-line-bytes", "--state-file", "--one-shot",
+        "--log",
+        "--web.listen-address",
+        "--web.telemetry-path",
+        "--from",
+        "--model-name",
+        "--label",
+        "--vllm-stats-interval",
+        "--config",
+        "--envelope",
+        "--max-line-bytes",
+        "--state-file",
+        "--one-shot",
     ] {
-        assert!(help.contains(flag), "--help does not mention {flag}:\n{help}");
+        assert!(
+            help.contains(flag),
+            "--help does not mention {flag}:\n{help}"
+        );
     }
 }
 
@@ -161,10 +280,24 @@ fn one_shot_prints_the_metrics_of_a_log_and_exits() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[CONFIG_LINE, ISSUE_LINE]);
-    let out = llmtail().args(["--log", log.to_str().unwrap(), "--one-shot"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = llmtail()
+        .args(["--log", log.to_str().unwrap(), "--one-shot"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let metrics = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(sample(&metrics, "vllm:num_requests_running", &[("model_name", "qwen3-8b")]), Some(14.0));
+    assert_eq!(
+        sample(
+            &metrics,
+            "vllm:num_requests_running",
+            &[("model_name", "qwen3-8b")]
+        ),
+        Some(14.0)
+    );
 }
 
 #[test]
@@ -172,22 +305,40 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[ISSUE_LINE]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let address = format!("127.0.0.1:{port}");
     let mut child = llmtail()
-        .args(["--log", log.to_str().unwrap(), "--web.listen-address", &address])
+        .args([
+            "--log",
+            log.to_str().unwrap(),
+            "--web.listen-address",
+            &address,
+        ])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let addr = address.parse().unwrap();
-    assert!(eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)), "never ready");
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(
+        eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
+        "never ready"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let mut status = None;
-    assert!(eventually(|| {
-        status = child.try_wait().unwrap();
-        status.is_some()
-    }), "still running after SIGTERM");
+    assert!(
+        eventually(|| {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        }),
+        "still running after SIGTERM"
+    );
     assert!(status.unwrap().success(), "exit status {status:?}");
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();

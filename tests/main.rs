@@ -1,8 +1,8 @@
 //! The one integration-test binary. Each module is one capability, driven the way a user
 //! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
 
-mod support;
 mod end_to_end;
 mod prometheus;
 mod replay;
+mod support;
 mod tailing;

@@ -40,24 +40,41 @@ impl Prometheus {
             ),
         )
         .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
             .arg(format!("--web.listen-address={addr}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("start prometheus");
-        Prometheus { child, addr, _dir: dir }
+        Prometheus {
+            child,
+            addr,
+            _dir: dir,
+        }
     }
 
     /// The value of an instant query that returns one series, once it returns one.
     fn query(&self, promql: &str) -> Option<f64> {
         let encoded: String = promql
             .bytes()
-            .map(|b| if b.is_ascii_alphanumeric() || b == b'_' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
             .collect();
         let response = http_get(self.addr, &format!("/api/v1/query?query={encoded}"), None).ok()?;
         // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
@@ -72,7 +89,10 @@ impl Prometheus {
             last = self.query(promql);
             last.is_some_and(|v| (v - expected).abs() < 1e-9)
         });
-        assert!(held, "Prometheus query {promql}: expected {expected}, last answer {last:?}");
+        assert!(
+            held,
+            "Prometheus query {promql}: expected {expected}, last answer {last:?}"
+        );
     }
 }
 
@@ -92,15 +112,25 @@ const LOG: &str = "\
 
 #[test]
 fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
-    let Some(prometheus) = tool("prometheus") else { return };
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, LOG).unwrap();
-    let agent = RunningAgent::start(&["--log", log.to_str().unwrap(), "--label", "instance_group=a"]);
+    let agent = RunningAgent::start(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--label",
+        "instance_group=a",
+    ]);
     let server = Prometheus::scraping(&prometheus, agent.addr);
 
     server.wait_for("up{job=\"llmtail\"}", 1.0);
-    server.wait_for("vllm:num_requests_running{engine=\"0\",model_name=\"qwen3-8b\",instance_group=\"a\"}", 14.0);
+    server.wait_for(
+        "vllm:num_requests_running{engine=\"0\",model_name=\"qwen3-8b\",instance_group=\"a\"}",
+        14.0,
+    );
     server.wait_for("vllm:num_requests_running{engine=\"1\"}", 1.0);
     server.wait_for("vllm:gpu_cache_usage_perc{engine=\"0\"}", 0.631);
     server.wait_for("vllm:prompt_tokens_total{engine=\"0\"}", 12453.0);
@@ -113,7 +143,9 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
 /// dashboards depend on and we must not change.
 #[test]
 fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
-    let Some(promtool) = tool("promtool") else { return };
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, LOG).unwrap();
@@ -128,8 +160,15 @@ fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
         .unwrap();
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), metrics.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(matches!(out.status.code(), Some(0) | Some(3)), "promtool failed to parse:\n{report}");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3)),
+        "promtool failed to parse:\n{report}"
+    );
     for problem in report.lines().filter(|l| !l.trim().is_empty()) {
         let vllm_name = problem.starts_with("vllm:");
         let allowed = vllm_name

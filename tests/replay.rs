@@ -37,11 +37,22 @@ fn samples(exposition: &str) -> Vec<String> {
 }
 
 fn replay(log: &Path) -> String {
-    let mut argv = vec!["llmtail".to_string(), "--log".into(), log.display().to_string(), "--one-shot".into()];
+    let mut argv = vec![
+        "llmtail".to_string(),
+        "--log".into(),
+        log.display().to_string(),
+        "--one-shot".into(),
+    ];
     if let Ok(args) = std::fs::read_to_string(log.with_extension("args")) {
-        argv.extend(args.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from));
+        argv.extend(
+            args.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
     }
-    let settings = Settings::from_cli(Cli::try_parse_from(&argv).expect("flags parse")).expect("valid settings");
+    let settings = Settings::from_cli(Cli::try_parse_from(&argv).expect("flags parse"))
+        .expect("valid settings");
     let mut out = Vec::new();
     llmtail::run::one_shot(&settings, Clock::fixed(REPLAY_NOW), &mut out).expect("one-shot run");
     String::from_utf8(out).expect("utf-8 exposition")
@@ -63,7 +74,10 @@ fn every_replay_log_yields_its_golden_exposition() {
         let expected = match std::fs::read_to_string(&golden) {
             Ok(text) => samples(&text),
             Err(_) => {
-                failures.push(format!("{}: no golden; run with LLMTAIL_BLESS=1 and review it", golden.display()));
+                failures.push(format!(
+                    "{}: no golden; run with LLMTAIL_BLESS=1 and review it",
+                    golden.display()
+                ));
                 continue;
             }
         };
@@ -73,10 +87,24 @@ fn every_replay_log_yields_its_golden_exposition() {
             failures.push(format!(
                 "{}:\n  expected but not produced:\n    {}\n  produced but not expected:\n    {}",
                 log.display(),
-                missing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n    "),
-                extra.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n    ")
+                missing
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n    "),
+                extra
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n    ")
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} replays differ:\n{}", failures.len(), logs.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} replays differ:\n{}",
+        failures.len(),
+        logs.len(),
+        failures.join("\n")
+    );
 }

@@ -76,13 +76,29 @@ mod tests {
     fn epoch_arithmetic_matches_known_dates() {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        let t = LogTime { year: Some(2026), month: 11, day: 22, hour: 13, minute: 25, second: 1, nanos: 0 };
+        let t = LogTime {
+            year: Some(2026),
+            month: 11,
+            day: 22,
+            hour: 13,
+            minute: 25,
+            second: 1,
+            nanos: 0,
+        };
         assert_eq!(t.unix_seconds(0), 1_795_353_901.0);
     }
 
     #[test]
     fn display_omits_what_the_line_did_not_print() {
-        let t = LogTime { year: None, month: 5, day: 10, hour: 7, minute: 57, second: 30, nanos: 770_724_000 };
+        let t = LogTime {
+            year: None,
+            month: 5,
+            day: 10,
+            hour: 7,
+            minute: 57,
+            second: 30,
+            nanos: 770_724_000,
+        };
         assert_eq!(t.to_string(), "05-10 07:57:30.770724");
     }
 }

@@ -53,7 +53,9 @@ fn same(expected: &Value, got: &Value) -> bool {
             a == b || (a - b).abs() <= 1e-9 * a.abs().max(1.0)
         }
         (Value::String(a), Value::Null) | (Value::Null, Value::String(a)) => a == "nan",
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+        }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
         }
@@ -67,10 +69,16 @@ fn every_line_case_parses_to_exactly_its_expectation() {
     let mut count = 0;
     for file in case_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        let cases: CaseFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let cases: CaseFile =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for case in cases.case {
             count += 1;
-            assert!(!case.source.trim().is_empty(), "{}: case {:?} names no source", file.display(), case.name);
+            assert!(
+                !case.source.trim().is_empty(),
+                "{}: case {:?} names no source",
+                file.display(),
+                case.name
+            );
             assert!(
                 case.expect.is_some() != case.no_match,
                 "{}: case {:?} needs exactly one of `expect` and `no_match = true`",
@@ -78,7 +86,8 @@ fn every_line_case_parses_to_exactly_its_expectation() {
                 case.name
             );
             // serde_json turns NaN into null; case files write NaN as the string "nan".
-            let got = llmtail_grammars::parse(&case.line).map(|p| serde_json::to_value(&p).unwrap());
+            let got =
+                llmtail_grammars::parse(&case.line).map(|p| serde_json::to_value(&p).unwrap());
             let expected = case.expect.map(|e| serde_json::to_value(e).unwrap());
             let ok = match (&expected, &got) {
                 (None, None) => true,
@@ -98,5 +107,10 @@ fn every_line_case_parses_to_exactly_its_expectation() {
         }
     }
     assert!(count > 0, "no line cases found");
-    assert!(failures.is_empty(), "{} of {count} line cases failed:\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} line cases failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

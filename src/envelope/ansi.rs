@@ -39,7 +39,10 @@ mod tests {
     #[test]
     fn strips_vllm_0_33_colours() {
         let line = "\x1b[0;36m(APIServer pid=1)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-22 13:25:01\x1b[0m \x1b[90m[loggers.py:335]\x1b[0m Engine 000: x";
-        assert_eq!(strip(line), "(APIServer pid=1) INFO 11-22 13:25:01 [loggers.py:335] Engine 000: x");
+        assert_eq!(
+            strip(line),
+            "(APIServer pid=1) INFO 11-22 13:25:01 [loggers.py:335] Engine 000: x"
+        );
     }
 
     #[test]

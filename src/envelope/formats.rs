@@ -29,9 +29,18 @@ pub fn detect(line: &str) -> Option<EnvelopeKind> {
     None
 }
 
-pub fn decode<'a>(kind: EnvelopeKind, line: &'a str, partial: &mut String, cap: usize, year: i32) -> Decoded<'a> {
+pub fn decode<'a>(
+    kind: EnvelopeKind,
+    line: &'a str,
+    partial: &mut String,
+    cap: usize,
+    year: i32,
+) -> Decoded<'a> {
     match kind {
-        EnvelopeKind::Auto | EnvelopeKind::Plain => Decoded::Message { text: Cow::Borrowed(line), time: None },
+        EnvelopeKind::Auto | EnvelopeKind::Plain => Decoded::Message {
+            text: Cow::Borrowed(line),
+            time: None,
+        },
         EnvelopeKind::Docker => match docker(line, partial, cap) {
             Some(decoded) => decoded,
             None => Decoded::Invalid,
@@ -43,17 +52,29 @@ pub fn decode<'a>(kind: EnvelopeKind, line: &'a str, partial: &mut String, cap: 
         // JSON logging mixes in plain stderr (raw tracebacks): those pass through as they are.
         EnvelopeKind::Json => match json(line) {
             Some((text, time)) => Decoded::Message { text, time },
-            None => Decoded::Message { text: Cow::Borrowed(line), time: None },
+            None => Decoded::Message {
+                text: Cow::Borrowed(line),
+                time: None,
+            },
         },
         EnvelopeKind::Journald => match journald(line, year) {
-            Some((text, time)) => Decoded::Message { text: Cow::Borrowed(text), time: Some(time) },
+            Some((text, time)) => Decoded::Message {
+                text: Cow::Borrowed(text),
+                time: Some(time),
+            },
             None => Decoded::Invalid,
         },
     }
 }
 
 /// Appends a part; on the last part returns the whole line.
-fn join<'a>(partial: &mut String, content: &'a str, is_partial: bool, cap: usize, time: f64) -> Decoded<'a> {
+fn join<'a>(
+    partial: &mut String,
+    content: &'a str,
+    is_partial: bool,
+    cap: usize,
+    time: f64,
+) -> Decoded<'a> {
     if is_partial {
         if partial.len() + content.len() <= cap {
             partial.push_str(content);
@@ -61,11 +82,17 @@ fn join<'a>(partial: &mut String, content: &'a str, is_partial: bool, cap: usize
         return Decoded::Partial;
     }
     if partial.is_empty() {
-        return Decoded::Message { text: Cow::Borrowed(content), time: Some(time) };
+        return Decoded::Message {
+            text: Cow::Borrowed(content),
+            time: Some(time),
+        };
     }
     let mut whole = std::mem::take(partial);
     whole.push_str(content);
-    Decoded::Message { text: Cow::Owned(whole), time: Some(time) }
+    Decoded::Message {
+        text: Cow::Owned(whole),
+        time: Some(time),
+    }
 }
 
 #[derive(Deserialize)]
@@ -79,10 +106,17 @@ struct DockerRecord<'a> {
 /// Docker json-file: a line longer than 16 KiB is split, and only its last chunk ends in `\n`.
 fn docker<'a>(line: &'a str, partial: &mut String, cap: usize) -> Option<Decoded<'a>> {
     let record: DockerRecord<'_> = serde_json::from_str(line).ok()?;
-    let time = record.time.as_deref().and_then(parse_datetime).map(|(t, _)| t);
+    let time = record
+        .time
+        .as_deref()
+        .and_then(parse_datetime)
+        .map(|(t, _)| t);
     let log = record.log.into_owned();
     let (content, is_partial) = match log.strip_suffix('\n') {
-        Some(content) => (content.strip_suffix('\r').unwrap_or(content).to_string(), false),
+        Some(content) => (
+            content.strip_suffix('\r').unwrap_or(content).to_string(),
+            false,
+        ),
         None => (log, true),
     };
     if is_partial {
@@ -98,14 +132,19 @@ fn docker<'a>(line: &'a str, partial: &mut String, cap: usize) -> Option<Decoded
         whole.push_str(&content);
         whole
     };
-    Some(Decoded::Message { text: Cow::Owned(text), time })
+    Some(Decoded::Message {
+        text: Cow::Owned(text),
+        time,
+    })
 }
 
 /// CRI: `<RFC3339Nano> <stdout|stderr> <P|F>[:more tags] <content>`.
 fn cri_fields(line: &str) -> Option<(f64, bool, &str)> {
     let (time, rest) = parse_datetime(line)?;
     let rest = rest.strip_prefix(' ')?;
-    let rest = rest.strip_prefix("stdout ").or_else(|| rest.strip_prefix("stderr "))?;
+    let rest = rest
+        .strip_prefix("stdout ")
+        .or_else(|| rest.strip_prefix("stderr "))?;
     let (tag, content) = match rest.split_once(' ') {
         Some((tag, content)) => (tag, content),
         None => (rest, ""),
@@ -166,7 +205,8 @@ mod tests {
     use super::super::Decoder;
     use super::*;
 
-    const STATS: &str = "INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s";
+    const STATS: &str =
+        "INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s";
 
     fn decode_all(kind: EnvelopeKind, lines: &[&str]) -> Vec<String> {
         let mut decoder = Decoder::new(kind, 1 << 16, 2026);
@@ -184,7 +224,10 @@ mod tests {
     #[test]
     fn plain_lines_lose_their_colours_and_carriage_return() {
         let line = format!("\x1b[1;36m(APIServer pid=1)\x1b[0;0m {STATS}\r");
-        assert_eq!(decode_all(EnvelopeKind::Auto, &[&line]), [format!("(APIServer pid=1) {STATS}")]);
+        assert_eq!(
+            decode_all(EnvelopeKind::Auto, &[&line]),
+            [format!("(APIServer pid=1) {STATS}")]
+        );
     }
 
     #[test]
@@ -192,14 +235,23 @@ mod tests {
         let whole = format!("{{\"log\":\"{STATS}\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01.123456789Z\"}}");
         let first = "{\"log\":\"INFO 11-22 13:25:01 [loggers.py:257] Engine 000: \",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01Z\"}";
         let last = "{\"log\":\"Avg prompt throughput: 1.0 tokens/s\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01Z\"}";
-        assert_eq!(decode_all(EnvelopeKind::Auto, &[&whole, first, last, "garbage"]), [STATS, "<partial>", STATS, "<invalid>"]);
+        assert_eq!(
+            decode_all(EnvelopeKind::Auto, &[&whole, first, last, "garbage"]),
+            [STATS, "<partial>", STATS, "<invalid>"]
+        );
     }
 
     #[test]
     fn docker_time_is_the_envelope_time() {
         let mut decoder = Decoder::new(EnvelopeKind::Docker, 1 << 16, 2026);
         let line = "{\"log\":\"x\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01.5Z\"}";
-        assert_eq!(decoder.decode(line.as_bytes()), Decoded::Message { text: "x".into(), time: Some(1_795_353_901.5) });
+        assert_eq!(
+            decoder.decode(line.as_bytes()),
+            Decoded::Message {
+                text: "x".into(),
+                time: Some(1_795_353_901.5)
+            }
+        );
     }
 
     #[test]
@@ -209,13 +261,22 @@ mod tests {
             "2026-11-22T13:25:01.123456789Z stdout F Avg prompt throughput: 1.0 tokens/s",
             &format!("2026-11-22T13:25:11.000000000Z stderr F {STATS}"),
         ];
-        assert_eq!(decode_all(EnvelopeKind::Auto, &lines), ["<partial>", STATS, STATS]);
+        assert_eq!(
+            decode_all(EnvelopeKind::Auto, &lines),
+            ["<partial>", STATS, STATS]
+        );
     }
 
     #[test]
     fn json_logging_keeps_the_message_and_passes_raw_stderr_through() {
-        let line = format!("{{\"asctime\": \"2026-11-22 15:08:18,376\", \"levelname\": \"INFO\", \"message\": \"Engine 000: x\"}}");
-        assert_eq!(decode_all(EnvelopeKind::Auto, &[&line, "Traceback (most recent call last):"]), ["Engine 000: x", "Traceback (most recent call last):"]);
+        let line = "{\"asctime\": \"2026-11-22 15:08:18,376\", \"levelname\": \"INFO\", \"message\": \"Engine 000: x\"}";
+        assert_eq!(
+            decode_all(
+                EnvelopeKind::Auto,
+                &[line, "Traceback (most recent call last):"]
+            ),
+            ["Engine 000: x", "Traceback (most recent call last):"]
+        );
     }
 
     #[test]
@@ -223,20 +284,36 @@ mod tests {
         let short = format!("Aug 19 18:30:11 vllm vllm[8707]: (APIServer pid=8707) {STATS}");
         let iso = format!("2026-08-19T18:30:11+0000 vllm vllm[8707]: {STATS}");
         let pri = format!("<14>Aug 19 18:30:11 vllm vllm: {STATS}");
-        assert_eq!(decode_all(EnvelopeKind::Journald, &[&short, &iso, &pri]), [format!("(APIServer pid=8707) {STATS}"), STATS.to_string(), STATS.to_string()]);
+        assert_eq!(
+            decode_all(EnvelopeKind::Journald, &[&short, &iso, &pri]),
+            [
+                format!("(APIServer pid=8707) {STATS}"),
+                STATS.to_string(),
+                STATS.to_string()
+            ]
+        );
         assert_eq!(detect(&short), Some(EnvelopeKind::Journald));
     }
 
     #[test]
     fn a_trtllm_json_lines_file_is_plain() {
         assert_eq!(detect("{\"cpuMemUsage\":1,\"iter\":3}"), None);
-        assert_eq!(decode_all(EnvelopeKind::Auto, &["{\"cpuMemUsage\":1,\"iter\":3}"]), ["{\"cpuMemUsage\":1,\"iter\":3}"]);
+        assert_eq!(
+            decode_all(EnvelopeKind::Auto, &["{\"cpuMemUsage\":1,\"iter\":3}"]),
+            ["{\"cpuMemUsage\":1,\"iter\":3}"]
+        );
     }
 
     #[test]
     fn invalid_utf8_is_replaced_not_fatal() {
         let mut decoder = Decoder::new(EnvelopeKind::Plain, 1 << 16, 2026);
         let decoded = decoder.decode(b"Engine 000: \xff\xfe ok");
-        assert_eq!(decoded, Decoded::Message { text: "Engine 000: \u{fffd}\u{fffd} ok".into(), time: None });
+        assert_eq!(
+            decoded,
+            Decoded::Message {
+                text: "Engine 000: \u{fffd}\u{fffd} ok".into(),
+                time: None
+            }
+        );
     }
 }

@@ -48,7 +48,10 @@ impl EnvelopeKind {
 #[derive(Debug, PartialEq)]
 pub enum Decoded<'a> {
     /// The engine's own line, and the envelope's time for it (epoch seconds) when it has one.
-    Message { text: Cow<'a, str>, time: Option<f64> },
+    Message {
+        text: Cow<'a, str>,
+        time: Option<f64>,
+    },
     /// The first part of a line the envelope split (CRI `P`, Docker's 16 KiB chunks): held
     /// until its last part arrives.
     Partial,
@@ -76,7 +79,14 @@ impl Decoder {
     /// `year` is the year syslog timestamps (which print none) are read in.
     pub fn new(kind: EnvelopeKind, max_line_bytes: usize, year: i32) -> Self {
         let detected = (kind != EnvelopeKind::Auto).then_some(kind);
-        Decoder { configured: kind, detected, lines_seen: 0, partial: String::new(), max_line_bytes, year }
+        Decoder {
+            configured: kind,
+            detected,
+            lines_seen: 0,
+            partial: String::new(),
+            max_line_bytes,
+            year,
+        }
     }
 
     /// The envelope in use: the configured one, the detected one, or `Auto` while undecided.
@@ -104,11 +114,22 @@ impl Decoder {
         }
         let kind = self.detected.unwrap_or(EnvelopeKind::Plain);
         let decoded = match text {
-            Cow::Borrowed(s) => formats::decode(kind, s, &mut self.partial, self.max_line_bytes, self.year),
-            Cow::Owned(s) => into_owned(formats::decode(kind, &s, &mut self.partial, self.max_line_bytes, self.year)),
+            Cow::Borrowed(s) => {
+                formats::decode(kind, s, &mut self.partial, self.max_line_bytes, self.year)
+            }
+            Cow::Owned(s) => into_owned(formats::decode(
+                kind,
+                &s,
+                &mut self.partial,
+                self.max_line_bytes,
+                self.year,
+            )),
         };
         match decoded {
-            Decoded::Message { text, time } => Decoded::Message { text: strip_ansi(text), time },
+            Decoded::Message { text, time } => Decoded::Message {
+                text: strip_ansi(text),
+                time,
+            },
             other => other,
         }
     }
@@ -116,7 +137,10 @@ impl Decoder {
 
 fn into_owned(decoded: Decoded<'_>) -> Decoded<'static> {
     match decoded {
-        Decoded::Message { text, time } => Decoded::Message { text: Cow::Owned(text.into_owned()), time },
+        Decoded::Message { text, time } => Decoded::Message {
+            text: Cow::Owned(text.into_owned()),
+            time,
+        },
         Decoded::Partial => Decoded::Partial,
         Decoded::Invalid => Decoded::Invalid,
     }

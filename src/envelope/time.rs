@@ -22,7 +22,13 @@ fn seconds(year: i32, month: u32, day: u32, h: u32, m: u32, sec: u32) -> Option<
 /// and the rest of the input. Without a zone the time is read as UTC.
 pub fn parse_datetime(s: &str) -> Option<(f64, &str)> {
     let b = s.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b'T' || b[10] == b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let mut t = seconds(
@@ -57,7 +63,9 @@ pub fn parse_datetime(s: &str) -> Option<(f64, &str)> {
     Some((t, &s[i..]))
 }
 
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 /// `Nov 22 13:25:01` (syslog, `journalctl -o short`), in `year`. Returns the rest of the input.
 pub fn parse_syslog_time(s: &str, year: i32) -> Option<(f64, &str)> {
@@ -67,7 +75,14 @@ pub fn parse_syslog_time(s: &str, year: i32) -> Option<(f64, &str)> {
         return None;
     }
     let day: u32 = s.get(4..6)?.trim_start().parse().ok()?;
-    let t = seconds(year, month, day, digits(s, 7, 2)?, digits(s, 10, 2)?, digits(s, 13, 2)?)?;
+    let t = seconds(
+        year,
+        month,
+        day,
+        digits(s, 7, 2)?,
+        digits(s, 10, 2)?,
+        digits(s, 13, 2)?,
+    )?;
     Some((t, &s[15..]))
 }
 
@@ -79,9 +94,18 @@ mod tests {
     fn rfc3339_with_nanoseconds_and_offsets() {
         let (t, rest) = parse_datetime("2026-11-22T13:25:01.5Z stderr").unwrap();
         assert_eq!((t, rest), (1_795_353_901.5, " stderr"));
-        assert_eq!(parse_datetime("2026-11-22T14:25:01+01:00").unwrap().0, 1_795_353_901.0);
-        assert_eq!(parse_datetime("2026-11-22T14:25:01+0100").unwrap().0, 1_795_353_901.0);
-        assert_eq!(parse_datetime("2026-11-22 13:25:01,000").unwrap().0, 1_795_353_901.0);
+        assert_eq!(
+            parse_datetime("2026-11-22T14:25:01+01:00").unwrap().0,
+            1_795_353_901.0
+        );
+        assert_eq!(
+            parse_datetime("2026-11-22T14:25:01+0100").unwrap().0,
+            1_795_353_901.0
+        );
+        assert_eq!(
+            parse_datetime("2026-11-22 13:25:01,000").unwrap().0,
+            1_795_353_901.0
+        );
         assert!(parse_datetime("2026-13-22T13:25:01Z").is_none());
         assert!(parse_datetime("not a time at all").is_none());
     }

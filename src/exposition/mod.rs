@@ -44,7 +44,9 @@ pub async fn serve(
     app: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
@@ -55,7 +57,11 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     let body = tokio::task::spawn_blocking(move || render::render(&shared.state, format)).await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("rendering metrics failed: {e}\n")).into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("rendering metrics failed: {e}\n"),
+        )
+            .into_response(),
     }
 }
 
@@ -64,12 +70,19 @@ async fn ready(Extract(shared): Extract<Shared>) -> Response {
     if caught_up {
         (StatusCode::OK, "Ready\n").into_response()
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "Not ready: still reading what the logs already hold\n").into_response()
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Not ready: still reading what the logs already hold\n",
+        )
+            .into_response()
     }
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
@@ -78,7 +91,11 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
         let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         for log in state.iter_logs() {
             let engines: Vec<String> = log.vllm.engines.keys().map(|k| k.label()).collect();
-            let grammars: Vec<String> = log.parsed.iter().map(|g| format!("{} {}", g.grammar, g.lines)).collect();
+            let grammars: Vec<String> = log
+                .parsed
+                .iter()
+                .map(|g| format!("{} {}", g.grammar, g.lines))
+                .collect();
             rows.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 escape(&log.label),
@@ -91,7 +108,11 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
             ));
         }
     }
-    let given: Vec<String> = shared.logs_given.iter().map(|g| format!("<code>{}</code>", escape(g))).collect();
+    let given: Vec<String> = shared
+        .logs_given
+        .iter()
+        .map(|g| format!("<code>{}</code>", escape(g)))
+        .collect();
     let path = escape(&shared.telemetry_path);
     Html(format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>llmtail</title></head><body>\n\

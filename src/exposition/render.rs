@@ -35,7 +35,9 @@ impl Format {
     /// Picks the format from an `Accept` header: OpenMetrics when the scraper prefers it
     /// (Prometheus 2.x and 3.x ask for it first), text 0.0.4 otherwise (curl, old scrapers).
     pub fn negotiate(accept: Option<&str>) -> Format {
-        let Some(accept) = accept else { return Format::Text004 };
+        let Some(accept) = accept else {
+            return Format::Text004;
+        };
         let mut best_open_metrics: f32 = 0.0;
         let mut best_text: f32 = 0.0;
         for range in accept.split(',') {
@@ -64,7 +66,8 @@ pub fn render(state: &Arc<Mutex<State>>, format: Format) -> String {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(StateCollector(state.clone())));
     let mut out = String::with_capacity(16 * 1024);
-    prometheus_client::encoding::text::encode(&mut out, &registry).expect("writing to a String cannot fail");
+    prometheus_client::encoding::text::encode(&mut out, &registry)
+        .expect("writing to a String cannot fail");
     match format {
         Format::OpenMetrics => out,
         Format::Text004 => to_text_004(&out),
@@ -81,9 +84,14 @@ fn to_text_004(open_metrics: &str) -> String {
         }
         if let Some(help) = line.strip_prefix("# HELP ") {
             let name = help.split(' ').next().unwrap_or("");
-            if lines.peek().is_some_and(|next| *next == format!("# TYPE {name} counter")) {
+            if lines
+                .peek()
+                .is_some_and(|next| *next == format!("# TYPE {name} counter"))
+            {
                 let text = &help[name.len()..];
-                out.push_str(&format!("# HELP {name}_total{text}\n# TYPE {name}_total counter\n"));
+                out.push_str(&format!(
+                    "# HELP {name}_total{text}\n# TYPE {name}_total counter\n"
+                ));
                 lines.next();
                 continue;
             }
@@ -108,11 +116,16 @@ fn metric_type(kind: Kind) -> MetricType {
 }
 
 /// Writes one family, or nothing when it has no samples.
-fn family(encoder: &mut DescriptorEncoder<'_>, metric: &Metric, samples: &[(Labels<'_>, f64)]) -> Result<(), std::fmt::Error> {
+fn family(
+    encoder: &mut DescriptorEncoder<'_>,
+    metric: &Metric,
+    samples: &[(Labels<'_>, f64)],
+) -> Result<(), std::fmt::Error> {
     if samples.is_empty() {
         return Ok(());
     }
-    let mut metric_encoder = encoder.encode_descriptor(metric.name, metric.help, None, metric_type(metric.kind))?;
+    let mut metric_encoder =
+        encoder.encode_descriptor(metric.name, metric.help, None, metric_type(metric.kind))?;
     for (labels, value) in samples {
         let mut sample = metric_encoder.encode_family(labels)?;
         match metric.kind {
@@ -124,14 +137,24 @@ fn family(encoder: &mut DescriptorEncoder<'_>, metric: &Metric, samples: &[(Labe
 }
 
 /// Writes one histogram family, or nothing when no executor has observed a value.
-fn histogram_family(encoder: &mut DescriptorEncoder<'_>, metric: &Metric, samples: &[(Labels<'_>, &Histogram)]) -> Result<(), std::fmt::Error> {
+fn histogram_family(
+    encoder: &mut DescriptorEncoder<'_>,
+    metric: &Metric,
+    samples: &[(Labels<'_>, &Histogram)],
+) -> Result<(), std::fmt::Error> {
     if samples.iter().all(|(_, h)| h.count == 0) {
         return Ok(());
     }
-    let mut metric_encoder = encoder.encode_descriptor(metric.name, metric.help, None, MetricType::Histogram)?;
+    let mut metric_encoder =
+        encoder.encode_descriptor(metric.name, metric.help, None, MetricType::Histogram)?;
     for (labels, histogram) in samples.iter().filter(|(_, h)| h.count > 0) {
         let mut sample = metric_encoder.encode_family(labels)?;
-        sample.encode_histogram::<NoLabelSet>(histogram.sum, histogram.count, &histogram.buckets(), None)?;
+        sample.encode_histogram::<NoLabelSet>(
+            histogram.sum,
+            histogram.count,
+            &histogram.buckets(),
+            None,
+        )?;
     }
     Ok(())
 }
@@ -157,7 +180,10 @@ fn trtllm_labels<'a>(state: &'a State, log: &'a LogState, rank: &'a str) -> Labe
 fn engine_labels<'a>(state: &'a State, log: &'a LogState, engine: String) -> Labels<'a> {
     let mut labels: Labels<'a> = vec![
         (Cow::Borrowed("engine"), Cow::Owned(engine)),
-        (Cow::Borrowed("model_name"), Cow::Borrowed(log.vllm_model_name(&state.settings))),
+        (
+            Cow::Borrowed("model_name"),
+            Cow::Borrowed(log.vllm_model_name(&state.settings)),
+        ),
         (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
     ];
     for (name, value) in log.labels.iter().chain(&state.settings.constant_labels) {
@@ -216,7 +242,9 @@ impl Collector for StateCollector {
                                 samples.push((labels, value));
                             }
                         }
-                        TrtllmReading::Histogram(read) => histograms.push((trtllm_labels(state, log, rank), read(executor))),
+                        TrtllmReading::Histogram(read) => {
+                            histograms.push((trtllm_labels(state, log, rank), read(executor)))
+                        }
                     }
                 }
             }
@@ -227,35 +255,80 @@ impl Collector for StateCollector {
         }
 
         let per_log = |read: &dyn Fn(&LogState) -> f64| -> Vec<(Labels<'_>, f64)> {
-            state.iter_logs().map(|log| (vec![(Cow::Borrowed("log"), Cow::Borrowed(&*log.label))], read(log))).collect()
+            state
+                .iter_logs()
+                .map(|log| {
+                    (
+                        vec![(Cow::Borrowed("log"), Cow::Borrowed(&*log.label))],
+                        read(log),
+                    )
+                })
+                .collect()
         };
-        family(&mut encoder, &agent::LINES_READ, &per_log(&|l| l.io.lines_read as f64))?;
+        family(
+            &mut encoder,
+            &agent::LINES_READ,
+            &per_log(&|l| l.io.lines_read as f64),
+        )?;
         let mut parsed = Vec::new();
         let mut last = Vec::new();
         for log in state.iter_logs() {
             for g in &log.parsed {
-                let labels: Labels<'_> = vec![(Cow::Borrowed("log"), Cow::Borrowed(&*log.label)), (Cow::Borrowed("grammar"), Cow::Borrowed(g.grammar))];
+                let labels: Labels<'_> = vec![
+                    (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
+                    (Cow::Borrowed("grammar"), Cow::Borrowed(g.grammar)),
+                ];
                 parsed.push((labels.clone(), g.lines as f64));
                 last.push((labels, g.last_timestamp));
             }
         }
         family(&mut encoder, &agent::LINES_PARSED, &parsed)?;
-        family(&mut encoder, &agent::LINES_UNMATCHED, &per_log(&|l| l.io.lines_unmatched as f64))?;
+        family(
+            &mut encoder,
+            &agent::LINES_UNMATCHED,
+            &per_log(&|l| l.io.lines_unmatched as f64),
+        )?;
         let mut skipped = Vec::new();
         for log in state.iter_logs() {
             for (reason, count) in log.io.skipped() {
-                let labels: Labels<'_> = vec![(Cow::Borrowed("log"), Cow::Borrowed(&*log.label)), (Cow::Borrowed("reason"), Cow::Borrowed(reason))];
+                let labels: Labels<'_> = vec![
+                    (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
+                    (Cow::Borrowed("reason"), Cow::Borrowed(reason)),
+                ];
                 skipped.push((labels, count as f64));
             }
         }
         family(&mut encoder, &agent::LINES_SKIPPED, &skipped)?;
         family(&mut encoder, &agent::LAST_PARSED_TIMESTAMP, &last)?;
-        family(&mut encoder, &agent::ROTATIONS, &per_log(&|l| l.io.rotations as f64))?;
-        family(&mut encoder, &agent::TRUNCATIONS, &per_log(&|l| l.io.truncations as f64))?;
-        family(&mut encoder, &agent::OPEN_ERRORS, &per_log(&|l| l.io.open_errors as f64))?;
-        family(&mut encoder, &agent::OPEN, &per_log(&|l| if l.io.open { 1.0 } else { 0.0 }))?;
-        family(&mut encoder, &agent::OFFSET, &per_log(&|l| l.io.offset as f64))?;
-        let version: Labels<'_> = vec![(Cow::Borrowed("version"), Cow::Borrowed(env!("CARGO_PKG_VERSION")))];
+        family(
+            &mut encoder,
+            &agent::ROTATIONS,
+            &per_log(&|l| l.io.rotations as f64),
+        )?;
+        family(
+            &mut encoder,
+            &agent::TRUNCATIONS,
+            &per_log(&|l| l.io.truncations as f64),
+        )?;
+        family(
+            &mut encoder,
+            &agent::OPEN_ERRORS,
+            &per_log(&|l| l.io.open_errors as f64),
+        )?;
+        family(
+            &mut encoder,
+            &agent::OPEN,
+            &per_log(&|l| if l.io.open { 1.0 } else { 0.0 }),
+        )?;
+        family(
+            &mut encoder,
+            &agent::OFFSET,
+            &per_log(&|l| l.io.offset as f64),
+        )?;
+        let version: Labels<'_> = vec![(
+            Cow::Borrowed("version"),
+            Cow::Borrowed(env!("CARGO_PKG_VERSION")),
+        )];
         family(&mut encoder, &agent::BUILD_INFO, &[(version, 1.0)])?;
         Ok(())
     }
@@ -272,7 +345,10 @@ mod tests {
         assert_eq!(Format::negotiate(Some(prometheus_2)), Format::OpenMetrics);
         assert_eq!(Format::negotiate(Some(prometheus_3)), Format::OpenMetrics);
         assert_eq!(Format::negotiate(Some("*/*")), Format::Text004);
-        assert_eq!(Format::negotiate(Some("text/plain;version=0.0.4")), Format::Text004);
+        assert_eq!(
+            Format::negotiate(Some("text/plain;version=0.0.4")),
+            Format::Text004
+        );
         assert_eq!(Format::negotiate(None), Format::Text004);
     }
 

@@ -71,7 +71,10 @@ impl LogIo {
     pub fn skipped(&self) -> [(&'static str, u64); 3] {
         [
             (SkipReason::TooLong.as_str(), self.skipped_too_long),
-            (SkipReason::TruncatedPartial.as_str(), self.skipped_truncated_partial),
+            (
+                SkipReason::TruncatedPartial.as_str(),
+                self.skipped_truncated_partial,
+            ),
             ("invalid_envelope", self.skipped_invalid_envelope),
         ]
     }
@@ -89,19 +92,39 @@ pub struct VllmLog {
 }
 
 impl VllmLog {
-    fn apply(&mut self, record: &VllmRecord<'_>, process: Option<&str>, at: Option<f64>, integration: Integration) {
+    fn apply(
+        &mut self,
+        record: &VllmRecord<'_>,
+        process: Option<&str>,
+        at: Option<f64>,
+        integration: Integration,
+    ) {
         let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
         match record {
             VllmRecord::Stats(stats) => {
-                let key = scope_key(stats.engine, stats.aggregated_engines).unwrap_or(EngineKey::Index(0));
-                self.engines.entry(key).or_default().apply_stats(stats, at, integration);
+                let key = scope_key(stats.engine, stats.aggregated_engines)
+                    .unwrap_or(EngineKey::Index(0));
+                self.engines
+                    .entry(key)
+                    .or_default()
+                    .apply_stats(stats, at, integration);
                 self.last_stats_engine = Some(key);
             }
-            VllmRecord::SpecDecoding(spec) => self.engines.entry(following_stats).or_default().apply_spec_decoding(spec),
-            VllmRecord::PrefixCacheV0(_) => self.engines.entry(following_stats).or_default().apply_other(record),
-            VllmRecord::Preemptions(p) => {
-                self.engines.entry(EngineKey::of_process(process)).or_default().apply_cumulative_preemptions(p.cumulative)
-            }
+            VllmRecord::SpecDecoding(spec) => self
+                .engines
+                .entry(following_stats)
+                .or_default()
+                .apply_spec_decoding(spec),
+            VllmRecord::PrefixCacheV0(_) => self
+                .engines
+                .entry(following_stats)
+                .or_default()
+                .apply_other(record),
+            VllmRecord::Preemptions(p) => self
+                .engines
+                .entry(EngineKey::of_process(process))
+                .or_default()
+                .apply_cumulative_preemptions(p.cumulative),
             VllmRecord::EngineConfig(config) => {
                 let name = config.served_model_name.unwrap_or(config.model);
                 if self.model_name.as_deref() != Some(name) {
@@ -114,7 +137,8 @@ impl VllmLog {
                 }
             }
             VllmRecord::NumGpuBlocks(n) => {
-                let key = scope_key(n.engine, n.aggregated_engines).unwrap_or(EngineKey::of_process(process));
+                let key = scope_key(n.engine, n.aggregated_engines)
+                    .unwrap_or(EngineKey::of_process(process));
                 self.engines.entry(key).or_default().apply_other(record);
             }
             VllmRecord::Iteration(it) => {
@@ -122,7 +146,10 @@ impl VllmLog {
                 self.engines.entry(key).or_default().apply_other(record);
             }
             VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
-                self.engines.entry(EngineKey::of_process(process)).or_default().apply_other(record)
+                self.engines
+                    .entry(EngineKey::of_process(process))
+                    .or_default()
+                    .apply_other(record)
             }
         }
     }
@@ -154,14 +181,34 @@ pub struct LogState {
 }
 
 impl LogState {
-    pub fn new(label: Arc<str>, source: usize, labels: Vec<(String, String)>, model_name: Option<String>) -> Self {
-        LogState { label, source, labels, model_name, io: LogIo::default(), parsed: Vec::new(), vllm: VllmLog::default(), trtllm: TrtllmLog::default() }
+    pub fn new(
+        label: Arc<str>,
+        source: usize,
+        labels: Vec<(String, String)>,
+        model_name: Option<String>,
+    ) -> Self {
+        LogState {
+            label,
+            source,
+            labels,
+            model_name,
+            io: LogIo::default(),
+            parsed: Vec::new(),
+            vllm: VllmLog::default(),
+            trtllm: TrtllmLog::default(),
+        }
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
     /// or envelope, seconds since the epoch); `read_time` is the clock when it was read, used
     /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time.
-    pub fn apply(&mut self, parsed: &Parsed<'_>, line_time: Option<f64>, read_time: f64, settings: &StateSettings) {
+    pub fn apply(
+        &mut self,
+        parsed: &Parsed<'_>,
+        line_time: Option<f64>,
+        read_time: f64,
+        settings: &StateSettings,
+    ) {
         let at = line_time.unwrap_or(read_time);
         let grammar = parsed.record.grammar();
         match self.parsed.iter_mut().find(|g| g.grammar == grammar) {
@@ -169,10 +216,17 @@ impl LogState {
                 count.lines += 1;
                 count.last_timestamp = at;
             }
-            None => self.parsed.push(GrammarCount { grammar, lines: 1, last_timestamp: at }),
+            None => self.parsed.push(GrammarCount {
+                grammar,
+                lines: 1,
+                last_timestamp: at,
+            }),
         }
         match &parsed.record {
-            Record::Vllm(record) => self.vllm.apply(record, parsed.process, line_time, settings.integration),
+            Record::Vllm(record) => {
+                self.vllm
+                    .apply(record, parsed.process, line_time, settings.integration)
+            }
             Record::Trtllm(record) => self.trtllm.apply(record, line_time),
         }
     }
@@ -183,7 +237,11 @@ impl LogState {
         if let Some((model, version)) = &self.trtllm.model {
             return (model, version);
         }
-        let model = self.model_name.as_deref().or(settings.model_name.as_deref()).unwrap_or("tensorrt_llm");
+        let model = self
+            .model_name
+            .as_deref()
+            .or(settings.model_name.as_deref())
+            .unwrap_or("tensorrt_llm");
         (model, "1")
     }
 
@@ -200,7 +258,11 @@ impl LogState {
 
 impl State {
     pub fn new(settings: StateSettings) -> Self {
-        State { settings, logs: Vec::new(), caught_up: false }
+        State {
+            settings,
+            logs: Vec::new(),
+            caught_up: false,
+        }
     }
 
     /// The state of a log, created on first sight.

@@ -13,8 +13,9 @@ use super::vllm::CumulativeCounter;
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
 /// batches) to seconds (long prefills).
-pub const LATENCY_BUCKETS: [f64; 14] =
-    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+pub const LATENCY_BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 
 /// A classic Prometheus histogram over [`LATENCY_BUCKETS`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,7 +31,10 @@ impl Histogram {
         if !value.is_finite() || value < 0.0 {
             return;
         }
-        let slot = LATENCY_BUCKETS.iter().position(|&bound| value <= bound).unwrap_or(LATENCY_BUCKETS.len());
+        let slot = LATENCY_BUCKETS
+            .iter()
+            .position(|&bound| value <= bound)
+            .unwrap_or(LATENCY_BUCKETS.len());
         self.counts[slot] += 1;
         self.sum += value;
         self.count += 1;
@@ -39,7 +43,12 @@ impl Histogram {
     /// `(upper bound, count in that bucket alone)`, ending with `+Inf`: what prometheus-client's
     /// encoder takes (it accumulates them itself).
     pub fn buckets(&self) -> Vec<(f64, u64)> {
-        LATENCY_BUCKETS.iter().copied().chain([f64::INFINITY]).zip(self.counts.iter().copied()).collect()
+        LATENCY_BUCKETS
+            .iter()
+            .copied()
+            .chain([f64::INFINITY])
+            .zip(self.counts.iter().copied())
+            .collect()
     }
 }
 
@@ -72,7 +81,9 @@ fn add(counter: &mut Option<f64>, amount: Option<u64>) {
 
 fn follow(counter: &mut Option<CumulativeCounter>, total: Option<u64>) {
     if let Some(total) = total {
-        counter.get_or_insert_with(Default::default).observe(total as f64);
+        counter
+            .get_or_insert_with(Default::default)
+            .observe(total as f64);
     }
 }
 
@@ -81,8 +92,19 @@ fn merge_capacity(into: &mut KvCapacity, from: &KvCapacity) {
     macro_rules! last_wins {
         ($($field:ident),*) => { $( if from.$field.is_some() { into.$field = from.$field; } )* };
     }
-    last_wins!(tokens, primary_blocks, secondary_blocks, tokens_per_block, max_blocks_per_sequence, window_size,
-        max_sequence_length, allocated_gib, estimated_gib, device_total_gib, available_gib);
+    last_wins!(
+        tokens,
+        primary_blocks,
+        secondary_blocks,
+        tokens_per_block,
+        max_blocks_per_sequence,
+        window_size,
+        max_sequence_length,
+        allocated_gib,
+        estimated_gib,
+        device_total_gib,
+        available_gib
+    );
 }
 
 impl TrtllmRank {
@@ -103,7 +125,10 @@ impl TrtllmRank {
         if let Some(ms) = it.kv_cache_transfer_ms {
             self.kv_transfer_ms = Some(self.kv_transfer_ms.unwrap_or(0.0) + ms);
         }
-        add(&mut self.kv_transfer_requests, it.kv_cache_transfer_requests);
+        add(
+            &mut self.kv_transfer_requests,
+            it.kv_cache_transfer_requests,
+        );
         self.last = Some(it.clone());
         self.last_seen = at.or(self.last_seen);
     }
@@ -114,8 +139,12 @@ impl TrtllmRank {
 
     /// `nv_trt_llm_request_metrics{request_type}`.
     pub fn request_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
-        let waiting = it.waiting_requests.or_else(|| Some(it.active_requests?.saturating_sub(it.scheduled_requests?)));
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        let waiting = it
+            .waiting_requests
+            .or_else(|| Some(it.active_requests?.saturating_sub(it.scheduled_requests?)));
         [
             ("active", it.active_requests),
             ("max", it.max_active_requests),
@@ -130,20 +159,30 @@ impl TrtllmRank {
 
     /// `nv_trt_llm_runtime_memory_metrics{memory_type}` (bytes).
     pub fn memory_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
-        [("cpu", it.cpu_mem_usage_bytes), ("gpu", it.gpu_mem_usage_bytes), ("pinned", it.pinned_mem_usage_bytes)]
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v? as f64)))
-            .collect()
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        [
+            ("cpu", it.cpu_mem_usage_bytes),
+            ("gpu", it.gpu_mem_usage_bytes),
+            ("pinned", it.pinned_mem_usage_bytes),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
     }
 
     /// `nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type}`.
     pub fn kv_block_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
-        let fraction = it.kv_used_fraction.or_else(|| match (it.kv_used_blocks, it.kv_max_blocks) {
-            (Some(used), Some(max)) if max > 0 => Some(used as f64 / max as f64),
-            _ => None,
-        });
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        let fraction =
+            it.kv_used_fraction
+                .or_else(|| match (it.kv_used_blocks, it.kv_max_blocks) {
+                    (Some(used), Some(max)) if max > 0 => Some(used as f64 / max as f64),
+                    _ => None,
+                });
         let counts = [
             ("max", it.kv_max_blocks),
             ("free", it.kv_free_blocks),
@@ -160,7 +199,9 @@ impl TrtllmRank {
 
     /// `nv_trt_llm_inflight_batcher_metrics{inflight_batcher_specific_metric}` (not for static batching).
     pub fn inflight_batcher_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
         if it.batching == Some(Batching::Static) {
             return Vec::new();
         }
@@ -177,7 +218,9 @@ impl TrtllmRank {
 
     /// `nv_trt_llm_v1_metrics{v1_specific_metric}` (static batching only).
     pub fn v1_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
         if it.batching != Some(Batching::Static) {
             return Vec::new();
         }
@@ -193,21 +236,29 @@ impl TrtllmRank {
 
     /// `nv_trt_llm_general_metrics{general_type}`: the timestamp in microseconds, as Triton does.
     pub fn general_metrics(&self) -> Vec<(&'static str, f64)> {
-        let Some(it) = &self.last else { return Vec::new() };
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
         let timestamp = it.timestamp.map(|t| (t.unix_seconds(0) * 1e6).round());
-        [("iteration_counter", it.iteration.map(|n| n as f64)), ("timestamp", timestamp)]
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v?)))
-            .collect()
+        [
+            ("iteration_counter", it.iteration.map(|n| n as f64)),
+            ("timestamp", timestamp),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
     }
 
     /// `nv_trt_llm_disaggregated_serving_metrics{disaggregated_serving_type}`: Triton counts the
     /// values it polls; each iteration line carries the sums since the previous poll.
     pub fn disaggregated_serving_metrics(&self) -> Vec<(&'static str, f64)> {
-        [("kv_cache_transfer_ms", self.kv_transfer_ms), ("request_count", self.kv_transfer_requests)]
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v?)))
-            .collect()
+        [
+            ("kv_cache_transfer_ms", self.kv_transfer_ms),
+            ("request_count", self.kv_transfer_requests),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
     }
 
     pub fn queued_requests(&self) -> Option<f64> {
@@ -247,7 +298,12 @@ pub struct TrtllmLog {
 }
 
 /// Triton models that are not the TRT-LLM engine, whose loading lines must not name it.
-const HELPER_MODELS: &[&str] = &["preprocessing", "postprocessing", "ensemble", "tensorrt_llm_bls"];
+const HELPER_MODELS: &[&str] = &[
+    "preprocessing",
+    "postprocessing",
+    "ensemble",
+    "tensorrt_llm_bls",
+];
 
 impl TrtllmLog {
     pub fn apply(&mut self, record: &TrtllmRecord<'_>, at: Option<f64>) {
@@ -260,7 +316,10 @@ impl TrtllmLog {
                 let rank = capacity.rank.unwrap_or(0).to_string();
                 merge_capacity(&mut self.ranks.entry(rank).or_default().capacity, capacity);
             }
-            TrtllmRecord::TritonModel { model, model_version } => {
+            TrtllmRecord::TritonModel {
+                model,
+                model_version,
+            } => {
                 if !HELPER_MODELS.contains(&model.as_ref()) {
                     self.model = Some((model.to_string(), model_version.to_string()));
                 }
@@ -273,7 +332,9 @@ impl TrtllmLog {
         if let Some(rank) = it.rank {
             return rank.to_string();
         }
-        let Some(pid) = it.pid else { return "0".to_string() };
+        let Some(pid) = it.pid else {
+            return "0".to_string();
+        };
         if let Some((_, slot)) = self.pid_slots.iter().find(|(p, _)| *p == pid) {
             return slot.clone();
         }
@@ -297,7 +358,12 @@ mod tests {
     use super::*;
 
     fn iteration(pid: Option<u32>, active: u64, scheduled: u64) -> Iteration {
-        Iteration { pid, active_requests: Some(active), scheduled_requests: Some(scheduled), ..Iteration::default() }
+        Iteration {
+            pid,
+            active_requests: Some(active),
+            scheduled_requests: Some(scheduled),
+            ..Iteration::default()
+        }
     }
 
     #[test]

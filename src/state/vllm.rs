@@ -127,24 +127,35 @@ fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
 
 impl VllmEngine {
     /// Applies a stats line written at `at` (seconds, when the line says).
-    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, integration: Integration) {
+    pub fn apply_stats(
+        &mut self,
+        stats: &VllmStats<'_>,
+        at: Option<f64>,
+        integration: Integration,
+    ) {
         let count = |v: Option<u64>| v.map(|v| v as f64);
         self.running = count(stats.running).or(self.running);
         self.waiting = count(stats.waiting.or(stats.pending)).or(self.waiting);
         self.swapped = count(stats.swapped).or(self.swapped);
         self.corrupted = count(stats.corrupted).or(self.corrupted);
         while_nonzero(&mut self.deferred, stats.deferred);
-        match (stats.kv_fetch_waiting_to_start, stats.kv_fetch_in_progress, stats.kv_fetch_completed_waiting) {
+        match (
+            stats.kv_fetch_waiting_to_start,
+            stats.kv_fetch_in_progress,
+            stats.kv_fetch_completed_waiting,
+        ) {
             (Some(a), Some(b), Some(c)) => self.kv_fetch = Some([a as f64, b as f64, c as f64]),
             _ if self.kv_fetch.is_some() => self.kv_fetch = Some([0.0; 3]),
             _ => {}
         }
         self.kv_cache_usage = percent(stats.kv_cache_usage_percent).or(self.kv_cache_usage);
         self.cpu_cache_usage = percent(stats.cpu_swap_usage_percent).or(self.cpu_cache_usage);
-        self.gpu_prefix_cache_hit_rate = percent(stats.prefix_cache_hit_rate_percent).or(self.gpu_prefix_cache_hit_rate);
-        self.external_prefix_cache_hit_rate =
-            percent(stats.external_prefix_cache_hit_rate_percent).or(self.external_prefix_cache_hit_rate);
-        self.mm_cache_hit_rate = percent(stats.mm_cache_hit_rate_percent).or(self.mm_cache_hit_rate);
+        self.gpu_prefix_cache_hit_rate =
+            percent(stats.prefix_cache_hit_rate_percent).or(self.gpu_prefix_cache_hit_rate);
+        self.external_prefix_cache_hit_rate = percent(stats.external_prefix_cache_hit_rate_percent)
+            .or(self.external_prefix_cache_hit_rate);
+        self.mm_cache_hit_rate =
+            percent(stats.mm_cache_hit_rate_percent).or(self.mm_cache_hit_rate);
 
         if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
             let interval = integration.stats_interval_seconds;
@@ -156,11 +167,17 @@ impl VllmEngine {
             };
             if let Some(tp) = stats.prompt_throughput {
                 self.prompt_throughput = Some(tp);
-                add(&mut self.prompt_tokens, if tp.is_finite() { tp * window } else { 0.0 });
+                add(
+                    &mut self.prompt_tokens,
+                    if tp.is_finite() { tp * window } else { 0.0 },
+                );
             }
             if let Some(tp) = stats.generation_throughput {
                 self.generation_throughput = Some(tp);
-                add(&mut self.generation_tokens, if tp.is_finite() { tp * window } else { 0.0 });
+                add(
+                    &mut self.generation_tokens,
+                    if tp.is_finite() { tp * window } else { 0.0 },
+                );
             }
             self.last_stats_at = at.or(self.last_stats_at);
         }
@@ -185,23 +202,31 @@ impl VllmEngine {
         } else {
             add(&mut self.spec_accepted_tokens, spec.accepted_tokens as f64);
             add(&mut self.spec_draft_tokens, spec.draft_tokens as f64);
-            self.spec_acceptance_rate = percent(spec.draft_acceptance_rate_percent).or(self.spec_acceptance_rate);
+            self.spec_acceptance_rate =
+                percent(spec.draft_acceptance_rate_percent).or(self.spec_acceptance_rate);
         }
-        self.spec_mean_acceptance_length = spec.mean_acceptance_length.or(self.spec_mean_acceptance_length);
+        self.spec_mean_acceptance_length = spec
+            .mean_acceptance_length
+            .or(self.spec_mean_acceptance_length);
         if !spec.per_position_acceptance_rate.is_empty() {
-            self.spec_per_position.clone_from(&spec.per_position_acceptance_rate);
+            self.spec_per_position
+                .clone_from(&spec.per_position_acceptance_rate);
         }
     }
 
     /// V0's `total_num_cumulative_preemption=N` warnings.
     pub fn apply_cumulative_preemptions(&mut self, total: u64) {
-        self.preemptions_cumulative.get_or_insert_with(Default::default).observe(total as f64);
+        self.preemptions_cumulative
+            .get_or_insert_with(Default::default)
+            .observe(total as f64);
     }
 
     pub fn preemptions(&self) -> Option<f64> {
         match (self.preemptions_summed, self.preemptions_cumulative) {
             (None, None) => None,
-            (summed, cumulative) => Some(summed.unwrap_or(0.0) + cumulative.map_or(0.0, |c| c.value())),
+            (summed, cumulative) => {
+                Some(summed.unwrap_or(0.0) + cumulative.map_or(0.0, |c| c.value()))
+            }
         }
     }
 
@@ -224,7 +249,10 @@ impl VllmEngine {
                 if !it.dummy {
                     add(&mut self.iterations, 1.0);
                     add(&mut self.iteration_context_tokens, it.context_tokens as f64);
-                    add(&mut self.iteration_generation_tokens, it.generation_tokens as f64);
+                    add(
+                        &mut self.iteration_generation_tokens,
+                        it.generation_tokens as f64,
+                    );
                 }
                 self.kv_cache_usage = percent(it.kv_cache_usage_percent).or(self.kv_cache_usage);
             }
@@ -244,7 +272,9 @@ impl VllmEngine {
 mod tests {
     use super::*;
 
-    const TEN_SECONDS: Integration = Integration { stats_interval_seconds: 10.0 };
+    const TEN_SECONDS: Integration = Integration {
+        stats_interval_seconds: 10.0,
+    };
 
     fn stats(prompt: f64, generation: f64) -> VllmStats<'static> {
         VllmStats {
@@ -294,10 +324,22 @@ mod tests {
 
     #[test]
     fn engine_core_processes_name_their_engine() {
-        assert_eq!(EngineKey::of_process(Some("EngineCore_DP3")), EngineKey::Index(3));
-        assert_eq!(EngineKey::of_process(Some("EngineCore_1")), EngineKey::Index(1));
-        assert_eq!(EngineKey::of_process(Some("EngineCore")), EngineKey::Index(0));
-        assert_eq!(EngineKey::of_process(Some("APIServer")), EngineKey::Index(0));
+        assert_eq!(
+            EngineKey::of_process(Some("EngineCore_DP3")),
+            EngineKey::Index(3)
+        );
+        assert_eq!(
+            EngineKey::of_process(Some("EngineCore_1")),
+            EngineKey::Index(1)
+        );
+        assert_eq!(
+            EngineKey::of_process(Some("EngineCore")),
+            EngineKey::Index(0)
+        );
+        assert_eq!(
+            EngineKey::of_process(Some("APIServer")),
+            EngineKey::Index(0)
+        );
         assert_eq!(EngineKey::of_process(None), EngineKey::Index(0));
     }
 }

@@ -36,26 +36,51 @@ pub struct Response {
 pub fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> std::io::Result<Response> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{accept}Connection: close\r\n\r\n")?;
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{accept}Connection: close\r\n\r\n"
+    )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let content_type = head
         .lines()
-        .find_map(|l| l.strip_prefix("content-type: ").or_else(|| l.strip_prefix("Content-Type: ")))
+        .find_map(|l| {
+            l.strip_prefix("content-type: ")
+                .or_else(|| l.strip_prefix("Content-Type: "))
+        })
         .unwrap_or("")
         .to_string();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_string() };
-    Ok(Response { status, content_type, body })
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Ok(Response {
+        status,
+        content_type,
+        body,
+    })
 }
 
 fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if size == 0 || rest.len() < size {
             break;
         }
@@ -67,18 +92,23 @@ fn dechunk(mut body: &str) -> String {
 
 /// The value of the sample `name` whose labels include all of `labels`.
 pub fn sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-    metrics.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
-        let (series, value) = line.rsplit_once(' ')?;
-        let (series_name, series_labels) = match series.split_once('{') {
-            Some((n, rest)) => (n, rest.trim_end_matches('}')),
-            None => (series, ""),
-        };
-        if series_name != name {
-            return None;
-        }
-        let all = labels.iter().all(|(k, v)| series_labels.contains(&format!("{k}=\"{v}\"")));
-        all.then(|| value.parse().ok()).flatten()
-    })
+    metrics
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            let (series_name, series_labels) = match series.split_once('{') {
+                Some((n, rest)) => (n, rest.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            if series_name != name {
+                return None;
+            }
+            let all = labels
+                .iter()
+                .all(|(k, v)| series_labels.contains(&format!("{k}=\"{v}\"")));
+            all.then(|| value.parse().ok()).flatten()
+        })
 }
 
 /// The agent, serving on an ephemeral loopback port until dropped.
@@ -93,13 +123,16 @@ impl RunningAgent {
     pub fn start(args: &[&str]) -> RunningAgent {
         let mut argv = vec!["llmtail"];
         argv.extend_from_slice(args);
-        let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse")).expect("settings are valid");
+        let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
+            .expect("settings are valid");
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 llmtail::run::serve_on(&settings, listener, Clock::system(), async {
@@ -108,8 +141,15 @@ impl RunningAgent {
                 .await
             })
         });
-        let agent = RunningAgent { addr, shutdown: Some(tx), thread: Some(thread) };
-        assert!(eventually(|| agent.get("/-/ready").is_ok_and(|r| r.status == 200)), "the agent never became ready");
+        let agent = RunningAgent {
+            addr,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        };
+        assert!(
+            eventually(|| agent.get("/-/ready").is_ok_and(|r| r.status == 200)),
+            "the agent never became ready"
+        );
         agent
     }
 
@@ -128,14 +168,21 @@ impl RunningAgent {
             last = self.metrics();
             condition(&last)
         });
-        assert!(held, "waited {DEADLINE:?} for {what}; last /metrics:\n{last}");
+        assert!(
+            held,
+            "waited {DEADLINE:?} for {what}; last /metrics:\n{last}"
+        );
         last
     }
 
     /// Stops the agent and returns what `serve_on` returned.
     pub fn stop(mut self) -> anyhow::Result<()> {
         self.shutdown.take().map(|tx| tx.send(()));
-        self.thread.take().expect("running").join().expect("agent thread panicked")
+        self.thread
+            .take()
+            .expect("running")
+            .join()
+            .expect("agent thread panicked")
     }
 }
 
