@@ -140,17 +140,18 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
 }
 
 /// promtool lints names; the only complaints allowed are about vLLM's own names, which
-/// dashboards depend on and we must not change.
+/// dashboards depend on and we must not change. Every fixture log at once: every family.
 #[test]
 fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
     let Some(promtool) = tool("promtool") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    std::fs::write(&log, LOG).unwrap();
-    let agent = RunningAgent::start(&["--log", log.to_str().unwrap()]);
+    let agent = RunningAgent::start(&["--log", "fixtures/replay/*.log"]);
     let metrics = agent.metrics();
+    assert!(
+        metrics.contains("nv_trt_llm_request_metrics{")
+            && metrics.contains("vllm:num_requests_running{")
+    );
     let mut child = Command::new(promtool)
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -176,4 +177,56 @@ fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
                 || problem.ends_with("metric names should not contain abbreviated units"));
         assert!(allowed, "promtool: {problem}");
     }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/trtllm-triton-era2-v0.10.log";
+    let agent = RunningAgent::start(&["--log", log]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    // The last iteration line of the log, as Triton's own exporter would show it.
+    let last = std::fs::read_to_string(log).unwrap();
+    let last = last
+        .lines()
+        .rev()
+        .find(|l| l.contains("Active Request Count"))
+        .unwrap();
+    let field = |key: &str| -> f64 {
+        let at = last.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+        last[at..]
+            .split([',', '}'])
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let model = "model=\"tensorrt_llm\",version=\"1\",rank=\"0\"";
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        &format!("nv_trt_llm_request_metrics{{request_type=\"active\",{model}}}"),
+        field("Active Request Count"),
+    );
+    server.wait_for(
+        &format!("nv_trt_llm_runtime_memory_metrics{{memory_type=\"gpu\",{model}}}"),
+        field("Runtime GPU Memory Usage"),
+    );
+    server.wait_for(
+        &format!("nv_trt_llm_kv_cache_block_metrics{{kv_cache_block_type=\"used\",{model}}}"),
+        field("Used KV cache blocks"),
+    );
+    server.wait_for(
+        &format!("nv_trt_llm_general_metrics{{general_type=\"iteration_counter\",{model}}}"),
+        field("Iteration Counter"),
+    );
+    let iterations = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("Active Request Count"))
+        .count();
+    server.wait_for("llmtail_trtllm_iterations_total", iterations as f64);
+    server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
 }
