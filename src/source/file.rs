@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::splitter::LineSplitter;
-use super::{LogId, SkipReason, Sink, TailEvent};
+use super::{LogId, Sink, SkipReason, TailEvent};
 
 /// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
 pub(crate) const FINGERPRINT_BYTES: usize = 256;
@@ -92,6 +92,10 @@ pub(crate) struct FollowedFile {
     pub path: PathBuf,
     /// Its directory (the one to watch).
     pub dir: PathBuf,
+    /// Where the path leads when it is (or goes through) a symlink, e.g. Kubernetes'
+    /// `/var/log/containers/*.log`. Writes show up as events in the target's directory,
+    /// not the link's, so that directory is watched too.
+    pub target: Option<PathBuf>,
     /// Found by a glob: forgotten once closed (the glob finds it again if it comes back).
     pub from_glob: bool,
     /// Existed at start-up: [`super::Sink::caught_up`] waits for it.
@@ -129,14 +133,12 @@ impl FollowedFile {
         FollowedFile {
             id,
             dir,
+            target: None,
             from_glob,
             initial: at_startup && existing.is_some(),
             settled: !at_startup || existing.is_none(),
             missing: existing.is_none(),
-            start_at_end: existing
-                .as_ref()
-                .filter(|_| start_at_end)
-                .map(Identity::of),
+            start_at_end: existing.as_ref().filter(|_| start_at_end).map(Identity::of),
             path,
             current: None,
             rotated: Vec::new(),
@@ -157,6 +159,11 @@ impl FollowedFile {
 
     pub fn has_rotated(&self) -> bool {
         !self.rotated.is_empty()
+    }
+
+    /// True if `dir` holds this file (or its symlink target).
+    pub fn lives_in(&self, dir: &Path) -> bool {
+        self.dir == dir || self.target.as_deref().and_then(Path::parent) == Some(dir)
     }
 
     /// Missing, nothing open and nothing to drain: a glob's file that went away.
@@ -243,6 +250,9 @@ impl FollowedFile {
             }
         };
         self.missing = false;
+        self.target = std::fs::canonicalize(&self.path)
+            .ok()
+            .filter(|target| *target != self.path);
         let identity = Identity::of(&meta);
         let offset = if self.start_at_end.take() == Some(identity) {
             meta.len()
@@ -353,7 +363,8 @@ impl FollowedFile {
                 .event(self.id, TailEvent::Skipped(SkipReason::TruncatedPartial));
         }
         if !log.fingerprint.is_empty() {
-            ctx.retired.push((log.identity, std::mem::take(&mut log.fingerprint)));
+            ctx.retired
+                .push((log.identity, std::mem::take(&mut log.fingerprint)));
         }
     }
 
@@ -398,9 +409,7 @@ impl FollowedFile {
                 }
             };
             let data = &ctx.buf[..n];
-            if log.offset < FINGERPRINT_BYTES as u64
-                && log.fingerprint.len() as u64 == log.offset
-            {
+            if log.offset < FINGERPRINT_BYTES as u64 && log.fingerprint.len() as u64 == log.offset {
                 let take = (FINGERPRINT_BYTES - log.fingerprint.len()).min(n);
                 log.fingerprint.extend_from_slice(&data[..take]);
             }

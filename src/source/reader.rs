@@ -21,6 +21,12 @@ use super::{LogId, LogSpec, Sink, StartFrom, TailEvent};
 /// Size of the one read buffer shared by all files.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 
+/// The shortest poll interval (a zero one would be a busy loop).
+const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// The longest poll interval or grace period taken as given.
+const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
 /// How many closed rotated files are remembered so a glob does not read them again under
 /// their new name.
 const MAX_RETIRED: usize = 256;
@@ -125,6 +131,12 @@ impl Reader {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let (wake_tx, wake_rx) = channel();
+        // Durations are added to `Instant`s; absurd ones would overflow (and panic).
+        let options = SourceOptions {
+            poll_interval: options.poll_interval.clamp(MIN_POLL, MAX_DURATION),
+            rotated_grace: options.rotated_grace.min(MAX_DURATION),
+            ..options
+        };
         Ok(Reader {
             specs,
             options,
@@ -160,7 +172,7 @@ impl Reader {
             wake_rx,
             stdin,
         } = self;
-        let poll_interval = options.poll_interval.max(Duration::from_millis(10));
+        let poll_interval = options.poll_interval;
         let watches = DirWatches::new(wake_tx.clone());
         let mut engine = Engine::new(specs, options, watches, sink);
         engine.discover_at_startup();
@@ -209,7 +221,12 @@ impl Reader {
 
     /// One-shot: reads every existing file (and stdin) to its current end, then returns.
     pub fn read_to_end(self, sink: &mut dyn Sink) {
-        let Reader { specs, options, stdin, .. } = self;
+        let Reader {
+            specs,
+            options,
+            stdin,
+            ..
+        } = self;
         let mut engine = Engine::new(specs, options, DirWatches::disabled(), sink);
         engine.discover_at_startup();
         for i in 0..engine.files.len() {
@@ -324,13 +341,7 @@ impl<'s> Engine<'s> {
     ) -> usize {
         let id = self.new_id();
         let start_at_end = at_startup && self.options.from == StartFrom::End;
-        let file = FollowedFile::new(
-            id,
-            path,
-            from_glob,
-            at_startup,
-            start_at_end,
-        );
+        let file = FollowedFile::new(id, path, from_glob, at_startup, start_at_end);
         self.watches.want(&file.dir);
         self.sink.event(id, TailEvent::Discovered { label, source });
         self.files.push(file);
@@ -399,6 +410,11 @@ impl<'s> Engine<'s> {
             retired: &mut self.retired,
         };
         self.files[i].check(&mut ctx, retry_now);
+        if let Some(dir) = self.files[i].target.as_deref().and_then(Path::parent) {
+            if self.watches.want(dir) {
+                self.watches.refresh();
+            }
+        }
         if self.retired.len() > MAX_RETIRED {
             let excess = self.retired.len() - MAX_RETIRED;
             self.retired.drain(..excess);
@@ -446,13 +462,17 @@ impl<'s> Engine<'s> {
         }
         for i in 0..self.files.len() {
             let file = &self.files[i];
-            let named = touched.paths.contains(&file.path);
+            let named = touched.paths.contains(&file.path)
+                || file
+                    .target
+                    .as_ref()
+                    .is_some_and(|t| touched.paths.contains(t));
             // Writes to a rotated-away file show up under its new name, in the same directory.
             let rotated_touched = file.has_rotated()
                 && touched
                     .paths
                     .iter()
-                    .any(|p| p.parent() == Some(file.dir.as_path()));
+                    .any(|p| p.parent().is_some_and(|dir| file.lives_in(dir)));
             if named || rotated_touched || fresh.contains(&i) {
                 self.check_file(i, named);
             }

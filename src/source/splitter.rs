@@ -212,8 +212,7 @@ mod tests {
 
     #[test]
     fn a_too_long_line_over_pieces_is_skipped_once_up_to_its_newline() {
-        let (lines, too_long, _) =
-            split(4, &[b"first\nxx", b"xxxx", b"xxxxxx", b"xx\nnext\n"]);
+        let (lines, too_long, _) = split(4, &[b"first\nxx", b"xxxx", b"xxxxxx", b"xx\nnext\n"]);
         assert_eq!(lines, owned(&[b"next"]));
         assert_eq!(too_long, 2, "`first` and the x line");
     }

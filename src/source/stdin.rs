@@ -9,7 +9,7 @@ use std::io::{ErrorKind, Read};
 use std::sync::mpsc::{sync_channel, Receiver, Sender, TryRecvError};
 
 use super::splitter::LineSplitter;
-use super::{LogId, SkipReason, Sink, TailEvent};
+use super::{LogId, Sink, SkipReason, TailEvent};
 
 /// Bytes per chunk read from stdin.
 const CHUNK_BYTES: usize = 64 * 1024;

@@ -99,10 +99,12 @@ impl DirWatches {
     }
 
     /// Asks for the entries of `dir` to be watched (from the next [`DirWatches::refresh`]).
-    pub fn want(&mut self, dir: &Path) {
-        if !self.wanted.contains(dir) {
-            self.wanted.insert(dir.to_path_buf());
+    /// Returns true if it was not wanted yet.
+    pub fn want(&mut self, dir: &Path) -> bool {
+        if self.wanted.contains(dir) {
+            return false;
         }
+        self.wanted.insert(dir.to_path_buf())
     }
 
     /// True if a structural change at `path` may change what we should watch: `path` is a
@@ -237,7 +239,10 @@ mod tests {
         let mut touched = Touched::default();
         record(
             &mut touched,
-            event(EventKind::Modify(ModifyKind::Data(DataChange::Any)), "/l/a.log"),
+            event(
+                EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+                "/l/a.log",
+            ),
         );
         record(
             &mut touched,

@@ -9,21 +9,17 @@ use std::io::{ErrorKind, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use llmtail::source::{
-    LogId, LogSpec, Reader, SkipReason, Sink, SourceOptions, Stopper, TailEvent,
+    LogId, LogSpec, Reader, Sink, SkipReason, SourceOptions, Stopper, TailEvent,
 };
 
 /// How long a test waits for the reader before it fails. Generous: a loaded CI machine is
 /// slow, and a passing test never waits this long.
 pub const DEADLINE: Duration = Duration::from_secs(20);
-
-/// Tests that measure the process's memory take this for writing; every other tailing test
-/// holds it for reading while its reader runs, so they do not run at the same time.
-pub static MEMORY_LOCK: RwLock<()> = RwLock::new(());
 
 /// Polls `cond` until it holds or `deadline` passes; returns whether it held.
 pub fn wait_until(deadline: Duration, mut cond: impl FnMut() -> bool) -> bool {
@@ -135,8 +131,7 @@ impl TempLog {
     }
 
     pub fn chmod(&self, mode: u32) {
-        std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(mode))
-            .expect("chmod");
+        std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(mode)).expect("chmod");
     }
 }
 
@@ -150,13 +145,35 @@ pub fn permissions_apply() -> bool {
     matches!(File::open(&path), Err(e) if e.kind() == ErrorKind::PermissionDenied)
 }
 
+/// Runs the test `name` of this binary alone in a child process with `env` set, so that it
+/// can measure the process's memory without other tests allocating meanwhile. Returns the
+/// child's output; panics if the child test failed.
+pub fn run_alone_in_child(name: &str, env: &str) -> String {
+    let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env, "1")
+        .output()
+        .expect("run the test binary");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "child test {name} failed:\n{text}");
+    assert!(text.contains("1 passed"), "child ran no test:\n{text}");
+    text
+}
+
 /// The resident memory of this process, in bytes.
 pub fn resident_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .expect("VmRSS")
         * 1024
 }
@@ -310,20 +327,13 @@ pub struct Tail {
     record: Arc<Mutex<Record>>,
     stopper: Stopper,
     thread: Option<JoinHandle<()>>,
-    _memory: MemoryGuard,
-}
-
-/// Held while a reader runs (see [`MEMORY_LOCK`]).
-enum MemoryGuard {
-    Shared(#[allow(dead_code)] RwLockReadGuard<'static, ()>),
-    Exclusive(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
 }
 
 impl Tail {
     /// Starts following and waits until the reader caught up with what exists, so whatever
     /// the test does next happens after start-up.
     pub fn start(specs: Vec<LogSpec>, options: SourceOptions) -> Tail {
-        let tail = Tail::spawn(Reader::new(specs, options).expect("reader"), None, false);
+        let tail = Tail::spawn(Reader::new(specs, options).expect("reader"), None);
         assert!(
             tail.wait(|r| r.caught_up == 1),
             "the reader never caught up"
@@ -338,37 +348,16 @@ impl Tail {
         let tail = Tail::spawn(
             Reader::new(specs, options).expect("reader"),
             Some((Arc::clone(&entered), wait)),
-            false,
         );
         (tail, Gate { entered, release })
     }
 
     /// Starts following a reader built by the test (e.g. with a stdin of its own).
     pub fn start_reader(reader: Reader) -> Tail {
-        Tail::spawn(reader, None, false)
+        Tail::spawn(reader, None)
     }
 
-    /// Like [`Tail::start`], with no other tailing test running meanwhile (for tests that
-    /// measure the memory of the process).
-    pub fn start_alone(specs: Vec<LogSpec>, options: SourceOptions) -> Tail {
-        let tail = Tail::spawn(Reader::new(specs, options).expect("reader"), None, true);
-        assert!(
-            tail.wait(|r| r.caught_up == 1),
-            "the reader never caught up"
-        );
-        tail
-    }
-
-    fn spawn(
-        reader: Reader,
-        gate: Option<(Arc<Mutex<bool>>, Receiver<()>)>,
-        alone: bool,
-    ) -> Tail {
-        let memory = if alone {
-            MemoryGuard::Exclusive(MEMORY_LOCK.write().unwrap_or_else(PoisonError::into_inner))
-        } else {
-            MemoryGuard::Shared(MEMORY_LOCK.read().unwrap_or_else(PoisonError::into_inner))
-        };
+    fn spawn(reader: Reader, gate: Option<(Arc<Mutex<bool>>, Receiver<()>)>) -> Tail {
         let record = Arc::new(Mutex::new(Record::default()));
         let mut sink = RecordingSink {
             record: Arc::clone(&record),
@@ -380,7 +369,6 @@ impl Tail {
             record,
             stopper,
             thread: Some(thread),
-            _memory: memory,
         }
     }
 
