@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod envelope;

@@ -56,6 +56,20 @@ impl Record<'_> {
     }
 }
 
+/// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
+pub const GRAMMAR_NAMES: &[&str] = &[
+    "vllm_stats",
+    "vllm_prefix_cache",
+    "vllm_spec_decoding",
+    "vllm_capacity",
+    "vllm_config",
+    "vllm_preemption",
+    "vllm_iteration",
+    "trtllm_iteration",
+    "trtllm_capacity",
+    "trtllm_identity",
+];
+
 /// Which engine's grammar an anchor belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Engine {

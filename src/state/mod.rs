@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use llmtail_grammars::{vllm::VllmRecord, Parsed, Record};
+use serde::{Deserialize, Serialize};
 
 use crate::source::SkipReason;
 use trtllm::TrtllmLog;
@@ -45,8 +46,11 @@ pub struct GrammarCount {
 }
 
 /// What the reader did with one log.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LogIo {
+    /// Not saved: whether the file is open is the reader's to say after a restart.
+    #[serde(skip)]
     pub open: bool,
     pub offset: u64,
     pub rotations: u64,
@@ -81,7 +85,8 @@ impl LogIo {
 }
 
 /// The vLLM side of one log.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VllmLog {
     /// From the engine config line: `served_model_name`, else `model`.
     pub model_name: Option<String>,

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
 
+use serde::{Deserialize, Serialize};
+
 use super::vllm::CumulativeCounter;
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
@@ -18,7 +20,7 @@ pub const LATENCY_BUCKETS: [f64; 14] = [
 ];
 
 /// A classic Prometheus histogram over [`LATENCY_BUCKETS`].
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
     /// Non-cumulative counts per bucket; the last slot is `+Inf`.
     counts: [u64; LATENCY_BUCKETS.len() + 1],
@@ -53,9 +55,12 @@ impl Histogram {
 }
 
 /// One executor (a rank, or one Triton instance) of one log.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TrtllmRank {
-    /// The latest iteration record: Triton's gauges show the last iteration too.
+    /// The latest iteration record: Triton's gauges show the last iteration too. Not kept in
+    /// the state file: the next iteration (a fraction of a second away) brings it back.
+    #[serde(skip)]
     pub last: Option<Iteration>,
     pub iterations: f64,
     pub iteration_seconds: Histogram,
@@ -287,7 +292,8 @@ impl TrtllmRank {
 const RESTART_SILENCE_SECONDS: f64 = 30.0;
 
 /// The TensorRT-LLM side of one log.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TrtllmLog {
     /// From Triton's `loading: <model>:<version>`.
     pub model: Option<(String, String)>,

@@ -6,8 +6,10 @@
 //! are followed across engine restarts.
 
 use llmtail_grammars::vllm::{SpecDecoding, VllmRecord, VllmStats};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Which engine of a log a series belongs to: the `engine` label.
+/// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
+/// that label, so it can key a JSON map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EngineKey {
     /// `Engine 003:` is `Index(3)`; a line without an engine prefix is `Index(0)`.
@@ -24,6 +26,14 @@ impl EngineKey {
         }
     }
 
+    /// Reads an `engine` label back.
+    pub fn from_label(label: &str) -> Option<EngineKey> {
+        match label {
+            "aggregated" => Some(EngineKey::Aggregated),
+            n => n.parse().ok().map(EngineKey::Index),
+        }
+    }
+
     /// The engine a `(EngineCore_DP1 pid=N)` process prefix speaks for: capacity lines carry no
     /// `Engine NNN:` prefix, but with data parallelism each engine core logs its own.
     pub fn of_process(process: Option<&str>) -> EngineKey {
@@ -36,10 +46,24 @@ impl EngineKey {
     }
 }
 
+impl Serialize for EngineKey {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.label())
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let label = String::deserialize(deserializer)?;
+        EngineKey::from_label(&label)
+            .ok_or_else(|| serde::de::Error::custom(format!("bad engine label {label:?}")))
+    }
+}
+
 /// A counter that vLLM prints as a running total since the engine started (V0 spec decoding,
 /// V0 preemption warnings). A smaller total than the last one means the engine restarted:
 /// what was counted before is kept, so the exported counter never goes down.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CumulativeCounter {
     before_restarts: f64,
     last_total: f64,
@@ -59,7 +83,8 @@ impl CumulativeCounter {
 }
 
 /// Everything exported for one engine of one log.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct VllmEngine {
     pub running: Option<f64>,
     pub waiting: Option<f64>,

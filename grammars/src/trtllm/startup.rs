@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 /// KV-cache capacity as one startup line states it. Only what the line printed is set.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct KvCapacity {
     /// The logger head's rank, when it names one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,268 @@
+//! The state file (`--state-file`): what a restart needs so that it neither counts a line
+//! twice nor resets a counter, even when the log was rotated while the agent was down.
+//!
+//! Without it, `--from start` rebuilds the state from what the file holds, which is exact as
+//! long as the file was not rotated. With it, each log's counters and gauges are saved together
+//! with the position they correspond to (device, inode, byte offset of the last complete line),
+//! and a restart resumes from there: in the same file, or in the rotated file found by its inode
+//! before the new one.
+//!
+//! The file is JSON, versioned, and replaced atomically (write a temporary file, fsync, rename,
+//! fsync the directory), so a crash leaves either the old or the new checkpoint, never half.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
+
+/// Bumped when the format changes incompatibly; a file of another version is ignored.
+pub const VERSION: u32 = 1;
+
+/// Where reading stopped in one file: the byte after the last line handed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilePosition {
+    pub dev: u64,
+    pub ino: u64,
+    pub offset: u64,
+}
+
+/// One grammar's counts, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedGrammarCount {
+    pub grammar: String,
+    pub lines: u64,
+    pub last_timestamp: f64,
+}
+
+/// One followed log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedLog {
+    /// The `log` label: how a log is found again.
+    pub label: String,
+    /// `None` for stdin or a file never opened.
+    pub position: Option<FilePosition>,
+    pub io: LogIo,
+    pub parsed: Vec<SavedGrammarCount>,
+    pub vllm: VllmLog,
+    pub trtllm: TrtllmLog,
+}
+
+/// The whole state file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub version: u32,
+    pub logs: Vec<SavedLog>,
+}
+
+/// Why a state file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("cannot read state file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("state file {} is not a llmtail state file ({source}); starting without it", path.display())]
+    Corrupt {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("state file {} has version {found}, this llmtail writes version {VERSION}; starting without it", path.display())]
+    Version { path: PathBuf, found: u32 },
+    #[error("cannot write state file {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl SavedLog {
+    /// What to save of a log, at `position`.
+    pub fn capture(log: &LogState, position: Option<FilePosition>) -> SavedLog {
+        SavedLog {
+            label: log.label.to_string(),
+            position,
+            io: log.io.clone(),
+            parsed: log
+                .parsed
+                .iter()
+                .map(|g| SavedGrammarCount {
+                    grammar: g.grammar.to_string(),
+                    lines: g.lines,
+                    last_timestamp: g.last_timestamp,
+                })
+                .collect(),
+            vllm: log.vllm.clone(),
+            trtllm: log.trtllm.clone(),
+        }
+    }
+
+    /// Puts the saved counters and gauges back into a freshly discovered log.
+    pub fn restore_into(&self, log: &mut LogState) {
+        log.io = LogIo {
+            open: log.io.open,
+            ..self.io.clone()
+        };
+        log.parsed = self
+            .parsed
+            .iter()
+            .filter_map(|g| {
+                // Grammar names are `&'static str` in the state; one this build does not know is dropped.
+                let grammar = llmtail_grammars::GRAMMAR_NAMES
+                    .iter()
+                    .find(|n| **n == g.grammar)?;
+                Some(GrammarCount {
+                    grammar,
+                    lines: g.lines,
+                    last_timestamp: g.last_timestamp,
+                })
+            })
+            .collect();
+        log.vllm = self.vllm.clone();
+        log.trtllm = self.trtllm.clone();
+    }
+}
+
+impl Checkpoint {
+    /// Reads a state file; `Ok(None)` when there is none yet.
+    pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(CheckpointError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        #[derive(Deserialize)]
+        struct Versioned {
+            version: u32,
+        }
+        let versioned: Versioned =
+            serde_json::from_str(&text).map_err(|source| CheckpointError::Corrupt {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if versioned.version != VERSION {
+            return Err(CheckpointError::Version {
+                path: path.to_path_buf(),
+                found: versioned.version,
+            });
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|source| CheckpointError::Corrupt {
+                path: path.to_path_buf(),
+                source,
+            })
+    }
+
+    /// Replaces the state file atomically.
+    pub fn save(&self, path: &Path) -> Result<(), CheckpointError> {
+        let fail = |source| CheckpointError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let json = serde_json::to_vec(self).map_err(|e| fail(std::io::Error::other(e)))?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "state".into());
+        let temporary = dir.join(format!(".{name}.tmp"));
+        let mut file = std::fs::File::create(&temporary).map_err(fail)?;
+        file.write_all(&json).map_err(fail)?;
+        file.sync_all().map_err(fail)?;
+        drop(file);
+        std::fs::rename(&temporary, path).map_err(fail)?;
+        // The rename is durable only once the directory entry is.
+        if let Ok(dir) = std::fs::File::open(dir) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    }
+
+    pub fn log(&self, label: &str) -> Option<&SavedLog> {
+        self.logs.iter().find(|l| l.label == label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::vllm::EngineKey;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_checkpoint_round_trips_through_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None);
+        log.io.lines_read = 42;
+        log.vllm.model_name = Some("qwen3-8b".into());
+        log.vllm
+            .engines
+            .entry(EngineKey::Index(3))
+            .or_default()
+            .prompt_tokens = Some(1234.5);
+        log.vllm
+            .engines
+            .entry(EngineKey::Aggregated)
+            .or_default()
+            .running = Some(7.0);
+        log.parsed.push(GrammarCount {
+            grammar: "vllm_stats",
+            lines: 5,
+            last_timestamp: 1.0,
+        });
+        let position = FilePosition {
+            dev: 1,
+            ino: 2,
+            offset: 300,
+        };
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: vec![SavedLog::capture(&log, Some(position))],
+        };
+        checkpoint.save(&path).unwrap();
+
+        let loaded = Checkpoint::load(&path).unwrap().unwrap();
+        assert_eq!(loaded, checkpoint);
+        let mut fresh = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None);
+        loaded
+            .log("/var/log/vllm.log")
+            .unwrap()
+            .restore_into(&mut fresh);
+        assert_eq!(fresh.vllm, log.vllm);
+        assert_eq!(fresh.io.lines_read, 42);
+        assert_eq!(fresh.parsed, log.parsed);
+        assert!(!dir.path().join(".state.json.tmp").exists());
+    }
+
+    #[test]
+    fn a_missing_file_is_no_checkpoint_and_a_foreign_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(Checkpoint::load(&dir.path().join("none.json"))
+            .unwrap()
+            .is_none());
+        let garbage = dir.path().join("garbage.json");
+        std::fs::write(&garbage, "not json").unwrap();
+        assert!(matches!(
+            Checkpoint::load(&garbage),
+            Err(CheckpointError::Corrupt { .. })
+        ));
+        let future = dir.path().join("future.json");
+        std::fs::write(&future, "{\"version\": 99, \"logs\": []}").unwrap();
+        assert!(matches!(
+            Checkpoint::load(&future),
+            Err(CheckpointError::Version { found: 99, .. })
+        ));
+    }
+}
