@@ -86,8 +86,15 @@ fn every_line_case_parses_to_exactly_its_expectation() {
                 case.name
             );
             // serde_json turns NaN into null; case files write NaN as the string "nan".
-            let got =
-                llmtail_grammars::parse(&case.line).map(|p| serde_json::to_value(&p).unwrap());
+            let parsed = llmtail_grammars::parse(&case.line);
+            if let Some(p) = &parsed {
+                let grammar = p.record.grammar();
+                assert!(
+                    llmtail_grammars::GRAMMAR_NAMES.contains(&grammar),
+                    "{grammar} is missing from GRAMMAR_NAMES"
+                );
+            }
+            let got = parsed.map(|p| serde_json::to_value(&p).unwrap());
             let expected = case.expect.map(|e| serde_json::to_value(e).unwrap());
             let ok = match (&expected, &got) {
                 (None, None) => true,
