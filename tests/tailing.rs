@@ -443,6 +443,71 @@ fn skipping_a_32_mib_line_measured_alone() {
     assert_eq!(record.skipped(SkipReason::TooLong), 1);
 }
 
+/// Set in the child process that runs [`following_100_files_measured_alone`].
+const HUNDRED_FILES_PROBE_ENV: &str = "LLMTAIL_TEST_HUNDRED_FILES_PROBE";
+
+#[test]
+fn a_hundred_files_are_followed_within_a_few_mib() {
+    let output = run_alone_in_child(
+        "tailing::following_100_files_measured_alone",
+        HUNDRED_FILES_PROBE_ENV,
+    );
+    assert!(
+        output.contains("measured:"),
+        "the probe did not measure:\n{output}"
+    );
+}
+
+/// The measurement behind [`a_hundred_files_are_followed_within_a_few_mib`]; does nothing
+/// unless run by it (in a child process, alone).
+#[test]
+fn following_100_files_measured_alone() {
+    if std::env::var_os(HUNDRED_FILES_PROBE_ENV).is_none() {
+        return;
+    }
+    const MIB: u64 = 1024 * 1024;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path_of = |i: usize| dir.path().join(format!("engine-{i:03}.log"));
+    for i in 0..100 {
+        // Three lines and the start of a fourth: each file holds a partial tail.
+        let text = numbered(&format!("f{i}"), 0..3).join("\n") + "\nhalf of a li";
+        std::fs::write(path_of(i), text).unwrap();
+    }
+    // A reader on one file first, so the fixed costs (threads and their allocator arenas,
+    // the inotify instance) are paid before the measurement: what is left is per file.
+    let warm_up = Tail::start(vec![path_spec(&path_of(0))], event_driven());
+    assert!(warm_up.wait_lines(3));
+    drop(warm_up.stop());
+    let before = resident_bytes();
+    let pattern = format!("{}/*.log", dir.path().display());
+    let tail = Tail::start(vec![LogSpec::Glob(pattern)], event_driven());
+    assert!(tail.wait_lines(300));
+    for i in 0..100 {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path_of(i))
+            .unwrap();
+        std::io::Write::write_all(&mut file, b"ne\n").unwrap();
+    }
+    assert!(tail.wait_lines(400), "got {}", tail.record().lines.len());
+    let grown = resident_bytes().saturating_sub(before);
+    println!("measured: memory grew by {grown} bytes following 100 files");
+    assert!(
+        grown < 3 * MIB,
+        "memory grew by {grown} bytes following 100 files"
+    );
+
+    let record = tail.stop();
+    assert_eq!(record.lines.len(), 400);
+    for i in 0..100 {
+        let label = label(&path_of(i));
+        let mut expected = numbered(&format!("f{i}"), 0..3);
+        expected.push("half of a line".to_string());
+        assert_eq!(record.texts_of(&label), expected, "{label}");
+    }
+    assert_nothing_lost(&record);
+}
+
 fn bytes_of(record: &Record) -> Vec<Vec<u8>> {
     record.lines.iter().map(|(_, l)| l.clone()).collect()
 }
