@@ -460,6 +460,10 @@ impl<'s> Engine<'s> {
                 fresh.extend(self.scan_glob(source, false));
             }
         }
+        if !fresh.is_empty() {
+            // A match in a directory not watched yet (a wildcard in a directory part).
+            self.watches.refresh();
+        }
         for i in 0..self.files.len() {
             let file = &self.files[i];
             let named = touched.paths.contains(&file.path)
