@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::source::{FileId, Resume};
 use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
 
 /// Bumped when the format changes incompatibly; a file of another version is ignored.
@@ -23,8 +24,7 @@ pub const VERSION: u32 = 1;
 /// Where reading stopped in one file: the byte after the last line handed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePosition {
-    pub dev: u64,
-    pub ino: u64,
+    pub file: FileId,
     pub offset: u64,
 }
 
@@ -187,6 +187,21 @@ impl Checkpoint {
             let _ = dir.sync_all();
         }
         Ok(())
+    }
+
+    /// Where each saved log goes on reading.
+    pub fn resume(&self) -> Vec<Resume> {
+        self.logs
+            .iter()
+            .filter_map(|l| {
+                let p = l.position?;
+                Some(Resume {
+                    label: l.label.clone(),
+                    file: p.file,
+                    offset: p.offset,
+                })
+            })
+            .collect()
     }
 
     pub fn log(&self, label: &str) -> Option<&SavedLog> {

@@ -1,14 +1,16 @@
 //! The pipeline: the [`Sink`] the source feeds. For each line it runs the remaining stages,
 //! envelope -> grammar -> state, under one lock per batch of lines.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use llmtail_grammars::LogTime;
 
+use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
-use crate::source::{LogId, Sink, TailEvent};
+use crate::source::{FileId, LogId, Sink, TailEvent};
 use crate::state::{vllm::Integration, LogState, State, StateSettings};
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
@@ -71,11 +73,24 @@ struct SourceSettings {
     labels: Vec<(String, String)>,
 }
 
+/// How often the state file is rewritten while lines flow.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// `--state-file`: what was restored at start-up, and where and when to save.
+struct StateFile {
+    path: PathBuf,
+    restored: Option<Checkpoint>,
+    last_saved: Instant,
+}
+
 /// Envelope, grammar and state for every followed file.
 pub struct Pipeline {
     state: Arc<Mutex<State>>,
     sources: Vec<SourceSettings>,
     decoders: Vec<Option<Decoder>>,
+    /// Per log: the file being read and the offset after the last line applied to the state.
+    positions: Vec<Option<(FileId, u64)>>,
+    state_file: Option<StateFile>,
     max_line_bytes: usize,
     clock: Clock,
 }
@@ -106,6 +121,8 @@ impl Pipeline {
             state,
             sources,
             decoders: Vec::new(),
+            positions: Vec::new(),
+            state_file: None,
             max_line_bytes: settings.max_line_bytes,
             clock,
         }
@@ -113,6 +130,60 @@ impl Pipeline {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Saves the state to `path` as lines flow and at [`Pipeline::finish`], after restoring the
+    /// counters of `restored` into the logs it names as they are discovered.
+    pub fn with_state_file(mut self, path: PathBuf, restored: Option<Checkpoint>) -> Pipeline {
+        self.state_file = Some(StateFile {
+            path,
+            restored,
+            last_saved: Instant::now(),
+        });
+        self
+    }
+
+    /// Writes the state file once more (the reader has stopped: every position is final).
+    pub fn finish(&mut self) {
+        self.save_checkpoint();
+    }
+
+    /// The state and the positions it corresponds to, as the state file keeps them.
+    fn checkpoint(&self) -> Checkpoint {
+        let state = self.lock();
+        let logs = state
+            .logs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, log)| {
+                let log = log.as_ref()?;
+                let position = self
+                    .positions
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map(|(file, offset)| FilePosition { file, offset });
+                Some(SavedLog::capture(log, position))
+            })
+            .collect();
+        Checkpoint {
+            version: VERSION,
+            logs,
+        }
+    }
+
+    fn save_checkpoint(&mut self) {
+        if self.state_file.is_none() {
+            return;
+        }
+        let checkpoint = self.checkpoint();
+        let Some(state_file) = &mut self.state_file else {
+            return;
+        };
+        state_file.last_saved = Instant::now();
+        if let Err(e) = checkpoint.save(&state_file.path) {
+            tracing::warn!("{e}");
+        }
     }
 }
 
@@ -154,6 +225,7 @@ impl Sink for Pipeline {
 
     fn event(&mut self, log: LogId, event: TailEvent) {
         let index = log.0 as usize;
+        let is_offset = matches!(event, TailEvent::Offset(_));
         if let TailEvent::Discovered { label, source } = &event {
             let settings = self
                 .sources
@@ -169,10 +241,35 @@ impl Sink for Pipeline {
             }
             let year = year_of(self.clock.now());
             self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
-            let log_state =
+            let mut log_state =
                 LogState::new(label.clone(), *source, settings.labels, settings.model_name);
+            if let Some(saved) = self
+                .state_file
+                .as_ref()
+                .and_then(|f| f.restored.as_ref()?.log(label))
+            {
+                saved.restore_into(&mut log_state);
+                tracing::info!(log = %label, "restored counters from the state file");
+            }
             self.lock().insert_log(index, log_state);
+            if self.positions.len() <= index {
+                self.positions.resize(index + 1, None);
+            }
+            self.positions[index] = None;
             return;
+        }
+        match &event {
+            TailEvent::Opened(file) => {
+                if let Some(slot) = self.positions.get_mut(index) {
+                    *slot = file.map(|f| (f, 0));
+                }
+            }
+            TailEvent::Offset(offset) => {
+                if let Some(Some((_, at))) = self.positions.get_mut(index) {
+                    *at = *offset;
+                }
+            }
+            _ => {}
         }
         let mut state = self.lock();
         let Some(log_state) = state.log_mut(index) else {
@@ -181,13 +278,23 @@ impl Sink for Pipeline {
         let io = &mut log_state.io;
         match event {
             TailEvent::Discovered { .. } => {}
-            TailEvent::Opened => io.open = true,
+            TailEvent::Opened(_) => io.open = true,
             TailEvent::Closed => io.open = false,
             TailEvent::Rotated => io.rotations += 1,
             TailEvent::Truncated => io.truncations += 1,
             TailEvent::OpenFailed(_) => io.open_errors += 1,
             TailEvent::Skipped(reason) => io.count_skip(reason),
             TailEvent::Offset(offset) => io.offset = offset,
+        }
+        drop(state);
+        // Only here, after an offset, do the state and the saved position agree: every line
+        // before the offset is applied, none after it.
+        let due = self
+            .state_file
+            .as_ref()
+            .is_some_and(|f| f.last_saved.elapsed() >= CHECKPOINT_INTERVAL);
+        if due && is_offset {
+            self.save_checkpoint();
         }
     }
 

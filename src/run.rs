@@ -5,15 +5,17 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
+use crate::checkpoint::Checkpoint;
 use crate::config::Settings;
 use crate::exposition::{self, render, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
-use crate::source::{Reader, SourceOptions};
+use crate::source::{Reader, Resume, SourceOptions};
 
-fn reader(settings: &Settings) -> anyhow::Result<Reader> {
+fn reader(settings: &Settings, resume: Vec<Resume>) -> anyhow::Result<Reader> {
     let options = SourceOptions {
         from: settings.from.start_from(),
         max_line_bytes: settings.max_line_bytes,
+        resume,
         ..SourceOptions::default()
     };
     let specs = settings.logs.iter().map(|l| l.spec.clone()).collect();
@@ -23,8 +25,11 @@ fn reader(settings: &Settings) -> anyhow::Result<Reader> {
 /// Reads every log to its current end and writes the exposition (text format 0.0.4) to `out`.
 pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyhow::Result<()> {
     let state = new_state(settings);
+    if settings.state_file.is_some() {
+        tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
+    }
     let mut pipeline = Pipeline::new(settings, state.clone(), clock);
-    reader(settings)?.read_to_end(&mut pipeline);
+    reader(settings, Vec::new())?.read_to_end(&mut pipeline);
     let text = render::render(&state, render::Format::Text004);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
@@ -61,12 +66,31 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let state = new_state(settings);
-    let reader = reader(settings)?;
-    let stopper = reader.stopper();
     let mut pipeline = Pipeline::new(settings, state.clone(), clock);
+    let mut resume = Vec::new();
+    if let Some(path) = &settings.state_file {
+        // A state file we cannot use is no reason not to start: the logs rebuild the state.
+        let restored = match Checkpoint::load(path) {
+            Ok(restored) => restored,
+            Err(e) => {
+                tracing::warn!("{e}");
+                None
+            }
+        };
+        if let Some(checkpoint) = &restored {
+            resume = checkpoint.resume();
+            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), "resuming from the state file");
+        }
+        pipeline = pipeline.with_state_file(path.clone(), restored);
+    }
+    let reader = reader(settings, resume)?;
+    let stopper = reader.stopper();
     let follower = std::thread::Builder::new()
         .name("llmtail-reader".into())
-        .spawn(move || reader.follow(&mut pipeline))
+        .spawn(move || {
+            reader.follow(&mut pipeline);
+            pipeline.finish();
+        })
         .context("cannot start the reader thread")?;
 
     let shared = Shared {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::splitter::LineSplitter;
-use super::{LogId, Sink, SkipReason, TailEvent};
+use super::{FileId, LogId, Sink, SkipReason, TailEvent};
 
 /// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
 pub(crate) const FINGERPRINT_BYTES: usize = 256;
@@ -115,6 +115,9 @@ pub(crate) struct FollowedFile {
     missing: bool,
     /// The budget ran out before the end of the file: check again without waiting.
     pub more: bool,
+    /// Where a restart goes on (from the state file): the file and the offset after the last
+    /// line handed on before the agent stopped. Used by the first open only.
+    pub resume: Option<(FileId, u64)>,
 }
 
 impl FollowedFile {
@@ -146,6 +149,7 @@ impl FollowedFile {
             open_failures: 0,
             retry_at: None,
             more: false,
+            resume: None,
         }
     }
 
@@ -254,11 +258,19 @@ impl FollowedFile {
             .ok()
             .filter(|target| *target != self.path);
         let identity = Identity::of(&meta);
-        let offset = if self.start_at_end.take() == Some(identity) {
+        let mut offset = if self.start_at_end.take() == Some(identity) {
             meta.len()
         } else {
             0
         };
+        if let Some((saved, saved_offset)) = self.resume.take() {
+            if saved == FileId::of(&meta) && resumable(&file, meta.len(), saved_offset) {
+                offset = saved_offset;
+            } else {
+                // Rotated (or replaced) while we were down: finish the file we were in first.
+                self.resume_rotated(saved, saved_offset, ctx);
+            }
+        }
         let mut log = OpenLog {
             file,
             identity,
@@ -273,12 +285,50 @@ impl FollowedFile {
         } else {
             tracing::info!(path = %self.path.display(), offset, "following log");
         }
-        ctx.sink.event(self.id, TailEvent::Opened);
+        ctx.sink
+            .event(self.id, TailEvent::Opened(Some(FileId::of(&meta))));
+        ctx.sink.event(self.id, TailEvent::Offset(offset));
         self.open_since_closed = true;
         self.open_failures = 0;
         self.retry_at = None;
         self.more |= !self.read_available(&mut log, ctx, true, meta.len());
         self.current = Some(log);
+    }
+
+    /// After a restart, the path names another file than the one we were reading: look for
+    /// that file in the directory (a rename rotation keeps it there, e.g. `vllm.log.1`) and
+    /// read it from where we stopped, before the new file. If it is gone (deleted, compressed),
+    /// what was written to it after the saved offset cannot be read, and we say so.
+    fn resume_rotated(&mut self, saved: FileId, saved_offset: u64, ctx: &mut Ctx<'_>) {
+        let found = std::fs::read_dir(&self.dir).ok().and_then(|entries| {
+            entries.flatten().map(|e| e.path()).find(|path| {
+                std::fs::metadata(path)
+                    .is_ok_and(|meta| meta.is_file() && FileId::of(&meta) == saved)
+            })
+        });
+        let Some(old_path) = found else {
+            tracing::warn!(path = %self.path.display(), "the file read before the restart is gone (rotated and removed); lines written to it after the saved position are lost");
+            return;
+        };
+        let Ok((file, meta)) = open_regular(&old_path) else {
+            return;
+        };
+        if !resumable(&file, meta.len(), saved_offset) {
+            return;
+        }
+        tracing::info!(path = %self.path.display(), rotated = %old_path.display(), offset = saved_offset, "rotated while stopped; reading the rest of the old file first");
+        let mut log = OpenLog {
+            file,
+            identity: Identity::of(&meta),
+            offset: saved_offset,
+            splitter: LineSplitter::new(ctx.max_line_bytes),
+            fingerprint: Vec::new(),
+        };
+        refill_fingerprint(&mut log);
+        ctx.sink.event(self.id, TailEvent::Opened(Some(saved)));
+        ctx.sink.event(self.id, TailEvent::Offset(saved_offset));
+        self.open_since_closed = true;
+        self.rotate_away(log, ctx);
     }
 
     fn open_failed(&mut self, error: std::io::Error, ctx: &mut Ctx<'_>) {
@@ -430,6 +480,20 @@ impl FollowedFile {
             }
         }
     }
+}
+
+/// A saved offset can be resumed in a file when the file still reaches it and the byte before
+/// it ends a line (offsets are only ever saved right after a `\n`): a file that was replaced
+/// by another with the same identity fails this almost always.
+fn resumable(file: &File, len: u64, offset: u64) -> bool {
+    if offset == 0 {
+        return true;
+    }
+    if offset > len {
+        return false;
+    }
+    let mut byte = [0u8; 1];
+    file.read_exact_at(&mut byte, offset - 1).is_ok() && byte[0] == b'\n'
 }
 
 /// Reads the first bytes of a file opened past them (`--from end`), so a later rewrite of

@@ -45,6 +45,41 @@ pub enum StartFrom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LogId(pub u32);
 
+/// Which file a path named: device, inode and, where the file system records it, birth time,
+/// so that a restart can tell the same file from a new one that reused the inode number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    pub born_ns: Option<u64>,
+}
+
+impl FileId {
+    pub fn of(meta: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        let born_ns = meta
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| u64::try_from(d.as_nanos()).ok());
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            born_ns,
+        }
+    }
+}
+
+/// Where to go on reading a log after a restart (from the state file): the file it was in and
+/// the offset after the last line handed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resume {
+    /// The `log` label (the path as given or as a glob matched it).
+    pub label: String,
+    pub file: FileId,
+    pub offset: u64,
+}
+
 /// Why bytes were dropped instead of becoming a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SkipReason {
@@ -70,8 +105,9 @@ pub enum TailEvent {
     /// A file is followed from now on under `label` (the path as given, or as the glob matched it);
     /// `source` is the index of the [`LogSpec`] it came from.
     Discovered { label: Arc<str>, source: usize },
-    /// The file was opened (or reopened after rotation).
-    Opened,
+    /// The file was opened (or reopened after rotation); `None` for stdin. The [`FileId`] and
+    /// the [`TailEvent::Offset`]s after it are what a restart resumes from.
+    Opened(Option<FileId>),
     /// The file is closed (deleted and drained, or the agent stops).
     Closed,
     /// The path now names another file; the old one was drained first.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use super::file::{self, Ctx, FollowedFile, Identity};
 use super::stdin::StdinLog;
 use super::watch::{DirWatches, Touched};
-use super::{LogId, LogSpec, Sink, StartFrom, TailEvent};
+use super::{LogId, LogSpec, Resume, Sink, StartFrom, TailEvent};
 
 /// Size of the one read buffer shared by all files.
 const READ_BUFFER_BYTES: usize = 64 * 1024;
@@ -44,6 +44,9 @@ pub struct SourceOptions {
     /// How long a file whose path now names another file (or none) is still drained:
     /// writers go on appending to a renamed file until they reopen their log.
     pub rotated_grace: Duration,
+    /// Positions saved before a restart (`--state-file`), by label: such a log goes on from
+    /// there, whatever `from` says.
+    pub resume: Vec<Resume>,
 }
 
 impl Default for SourceOptions {
@@ -53,6 +56,7 @@ impl Default for SourceOptions {
             max_line_bytes: 64 * 1024,
             poll_interval: Duration::from_secs(1),
             rotated_grace: Duration::from_secs(5),
+            resume: Vec::new(),
         }
     }
 }
@@ -340,8 +344,15 @@ impl<'s> Engine<'s> {
         at_startup: bool,
     ) -> usize {
         let id = self.new_id();
-        let start_at_end = at_startup && self.options.from == StartFrom::End;
-        let file = FollowedFile::new(id, path, from_glob, at_startup, start_at_end);
+        let resume = self
+            .options
+            .resume
+            .iter()
+            .find(|r| *r.label == *label)
+            .map(|r| (r.file, r.offset));
+        let start_at_end = at_startup && resume.is_none() && self.options.from == StartFrom::End;
+        let mut file = FollowedFile::new(id, path, from_glob, at_startup, start_at_end);
+        file.resume = resume;
         self.watches.want(&file.dir);
         self.sink.event(id, TailEvent::Discovered { label, source });
         self.files.push(file);

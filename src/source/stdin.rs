@@ -32,7 +32,7 @@ pub(crate) struct StdinLog {
 
 impl StdinLog {
     pub fn new(id: LogId, max_line_bytes: usize, sink: &mut dyn Sink) -> StdinLog {
-        sink.event(id, TailEvent::Opened);
+        sink.event(id, TailEvent::Opened(None));
         StdinLog {
             id,
             splitter: LineSplitter::new(max_line_bytes),

@@ -303,7 +303,7 @@ impl Sink for RecordingSink {
                 record.labels.insert(log, label.to_string());
                 Seen::Discovered(label.to_string())
             }
-            TailEvent::Opened => Seen::Opened,
+            TailEvent::Opened(_) => Seen::Opened,
             TailEvent::Closed => Seen::Closed,
             TailEvent::Rotated => Seen::Rotated,
             TailEvent::Truncated => Seen::Truncated,
