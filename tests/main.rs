@@ -4,5 +4,6 @@
 mod end_to_end;
 mod prometheus;
 mod replay;
+mod restarts;
 mod support;
 mod tailing;

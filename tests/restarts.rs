@@ -1,0 +1,196 @@
+//! Restarts neither count a line twice nor reset a counter: with `--from start` the same file
+//! rebuilds the same state; with `--state-file` the agent resumes where it stopped, even when
+//! the log was rotated (or rotated and removed) while it was down.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+use crate::support::agent::{sample, RunningAgent};
+
+/// A V1 stats line; line `n` prints `Running: n reqs` and 10 tokens/s of prompt throughput
+/// ten seconds after line `n - 1`, so every line adds exactly 100 prompt tokens.
+fn stats_line(n: u32) -> String {
+    let seconds = 10 * n;
+    format!(
+        "(APIServer pid=1) INFO 11-22 {:02}:{:02}:{:02} [loggers.py:257] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: {n} reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+        10 + seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+fn append(path: &Path, lines: std::ops::RangeInclusive<u32>) {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for n in lines {
+        writeln!(file, "{}", stats_line(n)).unwrap();
+    }
+}
+
+/// `(lines read, prompt tokens, running)` once the agent shows line `last`.
+fn counters_at(agent: &RunningAgent, log: &Path, last: u32) -> (f64, f64) {
+    let label = log.to_str().unwrap();
+    let metrics = agent.wait_for(&format!("line {last}"), |m| {
+        sample(m, "vllm:num_requests_running", &[("log", label)]) == Some(f64::from(last))
+    });
+    let read = sample(&metrics, "llmtail_lines_read_total", &[("log", label)]).unwrap();
+    let tokens = sample(&metrics, "vllm:prompt_tokens_total", &[("log", label)]).unwrap();
+    (read, tokens)
+}
+
+#[test]
+fn restarting_on_the_same_file_rebuilds_the_same_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append(&log, 1..=20);
+    let first = RunningAgent::start(&["--log", log.to_str().unwrap()]);
+    let before = counters_at(&first, &log, 20);
+    first.stop().unwrap();
+    let second = RunningAgent::start(&["--log", log.to_str().unwrap()]);
+    assert_eq!(counters_at(&second, &log, 20), before);
+    assert_eq!(before, (20.0, 2000.0));
+}
+
+#[test]
+fn with_a_state_file_a_restart_goes_on_from_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+    let flags = [
+        "--log",
+        log.to_str().unwrap(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    append(&log, 1..=20);
+    let first = RunningAgent::start(&flags);
+    assert_eq!(counters_at(&first, &log, 20), (20.0, 2000.0));
+    first.stop().unwrap();
+    assert!(state.exists(), "the state file is written at shutdown");
+
+    append(&log, 21..=30);
+    let second = RunningAgent::start(&flags);
+    assert_eq!(
+        counters_at(&second, &log, 30),
+        (30.0, 3000.0),
+        "each line counted once"
+    );
+}
+
+#[test]
+fn a_log_rotated_while_the_agent_was_down_is_finished_before_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+    let flags = [
+        "--log",
+        log.to_str().unwrap(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    append(&log, 1..=20);
+    let first = RunningAgent::start(&flags);
+    counters_at(&first, &log, 20);
+    first.stop().unwrap();
+
+    // While the agent is down: more lines, then a rename rotation and a new file.
+    append(&log, 21..=25);
+    std::fs::rename(&log, dir.path().join("vllm.log.1")).unwrap();
+    append(&log, 26..=30);
+    let second = RunningAgent::start(&flags);
+    let metrics = second.wait_for("line 30", |m| {
+        sample(m, "vllm:num_requests_running", &[]) == Some(30.0)
+    });
+    assert_eq!(
+        sample(&metrics, "llmtail_lines_read_total", &[]),
+        Some(30.0)
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:prompt_tokens_total", &[]),
+        Some(3000.0)
+    );
+    assert_eq!(
+        sample(&metrics, "llmtail_log_rotations_total", &[]),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn a_log_rotated_and_removed_while_down_loses_only_what_was_written_after_the_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+    let flags = [
+        "--log",
+        log.to_str().unwrap(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    append(&log, 1..=20);
+    let first = RunningAgent::start(&flags);
+    counters_at(&first, &log, 20);
+    first.stop().unwrap();
+
+    append(&log, 21..=25);
+    std::fs::remove_file(&log).unwrap();
+    append(&log, 26..=30);
+    let second = RunningAgent::start(&flags);
+    let metrics = second.wait_for("line 30", |m| {
+        sample(m, "vllm:num_requests_running", &[]) == Some(30.0)
+    });
+    // Lines 21-25 are gone with their file; the counters go on from 20, they do not reset.
+    assert_eq!(
+        sample(&metrics, "llmtail_lines_read_total", &[]),
+        Some(25.0)
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:prompt_tokens_total", &[]),
+        Some(2500.0)
+    );
+}
+
+#[test]
+fn a_restart_in_the_middle_of_a_rotation_reads_nothing_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+    let flags = [
+        "--log",
+        log.to_str().unwrap(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    append(&log, 1..=20);
+    let agent = RunningAgent::start(&flags);
+    counters_at(&agent, &log, 20);
+    // The rotation happens while the agent runs; it stops before the old file's grace ends.
+    std::fs::rename(&log, dir.path().join("vllm.log.1")).unwrap();
+    append(&log, 21..=30);
+    counters_at(&agent, &log, 30);
+    agent.stop().unwrap();
+
+    let again = RunningAgent::start(&flags);
+    append(&log, 31..=32);
+    let (read, tokens) = counters_at(&again, &log, 32);
+    assert_eq!((read, tokens), (32.0, 3200.0));
+}
+
+#[test]
+fn a_state_file_that_is_not_ours_is_ignored_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+    std::fs::write(&state, "garbage").unwrap();
+    append(&log, 1..=3);
+    let agent = RunningAgent::start(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(counters_at(&agent, &log, 3), (3.0, 300.0));
+    agent.stop().unwrap();
+    assert!(
+        std::fs::read_to_string(&state).unwrap().starts_with('{'),
+        "replaced by a real state file"
+    );
+}
