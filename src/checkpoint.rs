@@ -238,8 +238,11 @@ mod tests {
             last_timestamp: 1.0,
         });
         let position = FilePosition {
-            dev: 1,
-            ino: 2,
+            file: FileId {
+                dev: 1,
+                ino: 2,
+                born_ns: Some(3),
+            },
             offset: 300,
         };
         let checkpoint = Checkpoint {

@@ -7,7 +7,11 @@
 //! ANSI colour codes and a trailing `\r`, and keeps the envelope's timestamp when it has one.
 
 pub mod ansi;
-mod formats;
+mod cri;
+mod detect;
+mod docker;
+mod journald;
+mod json;
 pub mod time;
 
 use std::borrow::Cow;
@@ -107,7 +111,7 @@ impl Decoder {
         }
         if self.detected.is_none() && self.lines_seen < DETECTION_LINES && !text.trim().is_empty() {
             self.lines_seen += 1;
-            self.detected = formats::detect(&text);
+            self.detected = detect::detect(&text);
             if self.detected.is_none() && self.lines_seen == DETECTION_LINES {
                 self.detected = Some(EnvelopeKind::Plain);
             }
@@ -115,9 +119,9 @@ impl Decoder {
         let kind = self.detected.unwrap_or(EnvelopeKind::Plain);
         let decoded = match text {
             Cow::Borrowed(s) => {
-                formats::decode(kind, s, &mut self.partial, self.max_line_bytes, self.year)
+                detect::decode(kind, s, &mut self.partial, self.max_line_bytes, self.year)
             }
-            Cow::Owned(s) => into_owned(formats::decode(
+            Cow::Owned(s) => into_owned(detect::decode(
                 kind,
                 &s,
                 &mut self.partial,
@@ -153,5 +157,27 @@ fn strip_ansi(text: Cow<'_, str>) -> Cow<'_, str> {
             Cow::Borrowed(_) => Cow::Owned(s),
             Cow::Owned(stripped) => Cow::Owned(stripped),
         },
+    }
+}
+
+/// What the decoders' tests share.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::{Decoded, Decoder, EnvelopeKind};
+
+    pub const STATS: &str =
+        "INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s";
+
+    pub fn decode_all(kind: EnvelopeKind, lines: &[&str]) -> Vec<String> {
+        let mut decoder = Decoder::new(kind, 1 << 16, 2026);
+        let mut out = Vec::new();
+        for line in lines {
+            match decoder.decode(line.as_bytes()) {
+                Decoded::Message { text, .. } => out.push(text.into_owned()),
+                Decoded::Partial => out.push("<partial>".into()),
+                Decoded::Invalid => out.push("<invalid>".into()),
+            }
+        }
+        out
     }
 }

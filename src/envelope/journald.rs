@@ -1,0 +1,47 @@
+//! journald and syslog prefixes: `journalctl -o short` (`Nov 22 13:25:01 host ident[pid]: `),
+//! `-o short-iso` (`2026-11-22T13:25:01+0000 host ident[pid]: `) and a syslog `<PRI>` in front.
+use super::time::{parse_datetime, parse_syslog_time};
+
+/// `[<PRI>]Nov 22 13:25:01 host ident[pid]: message` or `2026-11-22T13:25:01+0000 host ident[pid]: message`.
+pub fn decode(line: &str, year: i32) -> Option<(&str, f64)> {
+    let mut rest = line;
+    if let Some(after) = rest.strip_prefix('<') {
+        let close = after.find('>')?;
+        if close == 0 || close > 3 || !after[..close].bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        rest = &after[close + 1..];
+    }
+    let (time, rest) = parse_syslog_time(rest, year).or_else(|| parse_datetime(rest))?;
+    let rest = rest.strip_prefix(' ')?;
+    let (_host, rest) = rest.split_once(' ')?;
+    let colon = rest.find(": ")?;
+    let ident = &rest[..colon];
+    if ident.is_empty() || ident.contains(' ') {
+        return None;
+    }
+    Some((&rest[colon + 2..], time))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::envelope::detect::detect;
+    use crate::envelope::tests_support::{decode_all, STATS};
+    use crate::envelope::EnvelopeKind;
+
+    #[test]
+    fn journald_short_and_iso_and_syslog_pri() {
+        let short = format!("Aug 19 18:30:11 vllm vllm[8707]: (APIServer pid=8707) {STATS}");
+        let iso = format!("2026-08-19T18:30:11+0000 vllm vllm[8707]: {STATS}");
+        let pri = format!("<14>Aug 19 18:30:11 vllm vllm: {STATS}");
+        assert_eq!(
+            decode_all(EnvelopeKind::Journald, &[&short, &iso, &pri]),
+            [
+                format!("(APIServer pid=8707) {STATS}"),
+                STATS.to_string(),
+                STATS.to_string()
+            ]
+        );
+        assert_eq!(detect(&short), Some(EnvelopeKind::Journald));
+    }
+}

@@ -1,0 +1,47 @@
+//! JSON logging (python-json-logger, vLLM 0.32+'s `--logging-config.formatter json`): one object
+//! per line, the engine's text in `message`, the time in `asctime` (local time, read as UTC).
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::time::parse_datetime;
+
+#[derive(Deserialize)]
+struct JsonRecord<'a> {
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+    #[serde(borrow, default)]
+    asctime: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+}
+
+/// A JSON logging record; its `asctime` (local time, read as UTC) or `timestamp` is the time.
+pub fn decode(line: &str) -> Option<(Cow<'_, str>, Option<f64>)> {
+    let record: JsonRecord<'_> = serde_json::from_str(line).ok()?;
+    let time = record
+        .asctime
+        .as_deref()
+        .or(record.timestamp.as_deref())
+        .and_then(parse_datetime)
+        .map(|(t, _)| t);
+    Some((record.message, time))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::envelope::tests_support::decode_all;
+    use crate::envelope::EnvelopeKind;
+
+    #[test]
+    fn json_logging_keeps_the_message_and_passes_raw_stderr_through() {
+        let line = "{\"asctime\": \"2026-11-22 15:08:18,376\", \"levelname\": \"INFO\", \"message\": \"Engine 000: x\"}";
+        assert_eq!(
+            decode_all(
+                EnvelopeKind::Auto,
+                &[line, "Traceback (most recent call last):"]
+            ),
+            ["Engine 000: x", "Traceback (most recent call last):"]
+        );
+    }
+}
