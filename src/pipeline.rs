@@ -10,7 +10,7 @@ use llmtail_grammars::LogTime;
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
-use crate::source::{FileId, LogId, Sink, TailEvent};
+use crate::source::{FileId, LogId, Sink, SkipReason, TailEvent};
 use crate::state::{vllm::Integration, LogState, State, StateSettings};
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
@@ -209,6 +209,15 @@ impl Sink for Pipeline {
                 Decoded::Partial => continue,
                 Decoded::Invalid => {
                     log_state.io.skipped_invalid_envelope += 1;
+                    let skipped = log_state.io.skipped_invalid_envelope;
+                    if skipped.is_power_of_two() {
+                        tracing::warn!(
+                            log = %log_state.label,
+                            envelope = decoder.kind().as_str(),
+                            skipped_so_far = skipped,
+                            "a line is not in this log's envelope; skipped (see --envelope)"
+                        );
+                    }
                     continue;
                 }
             };
@@ -283,7 +292,20 @@ impl Sink for Pipeline {
             TailEvent::Rotated => io.rotations += 1,
             TailEvent::Truncated => io.truncations += 1,
             TailEvent::OpenFailed(_) => io.open_errors += 1,
-            TailEvent::Skipped(reason) => io.count_skip(reason),
+            TailEvent::Skipped(reason) => {
+                io.count_skip(reason);
+                let total = io.skipped_too_long + io.skipped_truncated_partial;
+                // The 1st, 2nd, 4th, 8th... skip of a log is logged; all are counted.
+                if total.is_power_of_two() {
+                    let why = match reason {
+                        SkipReason::TooLong => "a line longer than --max-line-bytes was skipped",
+                        SkipReason::TruncatedPartial => {
+                            "an unterminated line was dropped (file truncated, rotated away or closed)"
+                        }
+                    };
+                    tracing::warn!(log = %log_state.label, skipped_so_far = total, "{why}");
+                }
+            }
             TailEvent::Offset(offset) => io.offset = offset,
         }
         drop(state);

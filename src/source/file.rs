@@ -133,6 +133,9 @@ impl FollowedFile {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
         let existing = std::fs::metadata(&path).ok();
+        if existing.is_none() {
+            tracing::info!(path = %path.display(), "log does not exist yet; waiting for it");
+        }
         FollowedFile {
             id,
             dir,
