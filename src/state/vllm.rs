@@ -137,8 +137,34 @@ fn add(counter: &mut Option<f64>, amount: f64) {
     *counter = Some(counter.unwrap_or(0.0) + amount);
 }
 
+/// Adds `throughput x window` tokens to a token counter. vLLM prints throughputs to 0.1 token/s,
+/// so the counter is kept in whole tenths of a token: a sum of binary fractions such as
+/// `0.1 + 0.2` would otherwise drift into `0.30000000000000004`.
+fn add_tokens(counter: Option<f64>, throughput: f64, window: f64) -> f64 {
+    let tokens = if throughput.is_finite() {
+        throughput * window
+    } else {
+        0.0
+    };
+    let tenths = (counter.unwrap_or(0.0) * 10.0).round() + (tokens * 10.0).round();
+    tenths / 10.0
+}
+
 fn percent(value: Option<f64>) -> Option<f64> {
-    value.map(|v| v / 100.0)
+    value.map(fraction_of_percent)
+}
+
+/// `63.1` (a percentage as printed) to `0.631`. Moving the decimal point in the shortest
+/// digits of the value gives the double nearest to what the line says; dividing by 100 would
+/// export `0.7%` as `0.006999999999999999`.
+pub fn fraction_of_percent(percent: f64) -> f64 {
+    let scientific = format!("{percent:e}");
+    let moved = scientific.split_once('e').and_then(|(digits, exponent)| {
+        Some(format!("{digits}e{}", exponent.parse::<i32>().ok()? - 2))
+    });
+    moved
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(percent / 100.0)
 }
 
 /// Fields vLLM prints only while non-zero: once seen, a line without them means zero.
@@ -192,17 +218,11 @@ impl VllmEngine {
             };
             if let Some(tp) = stats.prompt_throughput {
                 self.prompt_throughput = Some(tp);
-                add(
-                    &mut self.prompt_tokens,
-                    if tp.is_finite() { tp * window } else { 0.0 },
-                );
+                self.prompt_tokens = Some(add_tokens(self.prompt_tokens, tp, window));
             }
             if let Some(tp) = stats.generation_throughput {
                 self.generation_throughput = Some(tp);
-                add(
-                    &mut self.generation_tokens,
-                    if tp.is_finite() { tp * window } else { 0.0 },
-                );
+                self.generation_tokens = Some(add_tokens(self.generation_tokens, tp, window));
             }
             self.last_stats_at = at.or(self.last_stats_at);
         }
@@ -282,8 +302,8 @@ impl VllmEngine {
                 self.kv_cache_usage = percent(it.kv_cache_usage_percent).or(self.kv_cache_usage);
             }
             VllmRecord::PrefixCacheV0(p) => {
-                self.gpu_prefix_cache_hit_rate = Some(p.gpu_hit_rate_percent / 100.0);
-                self.cpu_prefix_cache_hit_rate = Some(p.cpu_hit_rate_percent / 100.0);
+                self.gpu_prefix_cache_hit_rate = Some(fraction_of_percent(p.gpu_hit_rate_percent));
+                self.cpu_prefix_cache_hit_rate = Some(fraction_of_percent(p.cpu_hit_rate_percent));
             }
             VllmRecord::Stats(_)
             | VllmRecord::SpecDecoding(_)
@@ -323,6 +343,16 @@ mod tests {
     }
 
     #[test]
+    fn token_counters_do_not_drift() {
+        let mut engine = VllmEngine::default();
+        for step in 0..1000 {
+            engine.apply_stats(&stats(0.1, 0.3), Some(f64::from(step) * 10.0), TEN_SECONDS);
+        }
+        assert_eq!(engine.prompt_tokens, Some(1000.0));
+        assert_eq!(engine.generation_tokens, Some(3000.0));
+    }
+
+    #[test]
     fn a_shorter_gap_caps_the_interval_and_an_idle_gap_does_not_stretch_it() {
         let mut engine = VllmEngine::default();
         engine.apply_stats(&stats(100.0, 0.0), Some(1000.0), TEN_SECONDS);
@@ -336,6 +366,23 @@ mod tests {
         let mut engine = VllmEngine::default();
         engine.apply_stats(&stats(0.0, 0.0), None, TEN_SECONDS);
         assert_eq!(engine.kv_cache_usage, Some(0.5));
+    }
+
+    #[test]
+    fn percentages_become_the_fraction_the_line_printed() {
+        assert_eq!(fraction_of_percent(0.7), 0.007);
+        assert_eq!(fraction_of_percent(63.1), 0.631);
+        assert_eq!(fraction_of_percent(100.0), 1.0);
+        assert_eq!(fraction_of_percent(0.0), 0.0);
+        assert_eq!(fraction_of_percent(12.34), 0.1234);
+        assert!(fraction_of_percent(f64::NAN).is_nan());
+        for tenths in 0..=1000 {
+            let printed = f64::from(tenths) / 10.0;
+            let expected: f64 = format!("{:.4}", f64::from(tenths) / 1000.0)
+                .parse()
+                .unwrap();
+            assert_eq!(fraction_of_percent(printed), expected, "{printed}%");
+        }
     }
 
     #[test]
