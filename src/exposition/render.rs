@@ -159,15 +159,9 @@ fn histogram_family(
     Ok(())
 }
 
-/// The common labels of a log's TensorRT-LLM series.
-fn trtllm_labels<'a>(state: &'a State, log: &'a LogState, rank: &'a str) -> Labels<'a> {
-    let (model, version) = log.trtllm_model(&state.settings);
-    let mut labels: Labels<'a> = vec![
-        (Cow::Borrowed("model"), Cow::Borrowed(model)),
-        (Cow::Borrowed("version"), Cow::Borrowed(version)),
-        (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
-        (Cow::Borrowed("rank"), Cow::Borrowed(rank)),
-    ];
+/// Adds the log's own labels (config file) and the `--label`s, none overriding a label
+/// llmtail sets.
+fn with_log_labels<'a>(mut labels: Labels<'a>, state: &'a State, log: &'a LogState) -> Labels<'a> {
     for (name, value) in log.labels.iter().chain(&state.settings.constant_labels) {
         if !labels.iter().any(|(n, _)| n == name) {
             labels.push((Cow::Borrowed(name), Cow::Borrowed(value)));
@@ -176,9 +170,21 @@ fn trtllm_labels<'a>(state: &'a State, log: &'a LogState, rank: &'a str) -> Labe
     labels
 }
 
+/// The common labels of a log's TensorRT-LLM series.
+fn trtllm_labels<'a>(state: &'a State, log: &'a LogState, rank: &'a str) -> Labels<'a> {
+    let (model, version) = log.trtllm_model(&state.settings);
+    let labels: Labels<'a> = vec![
+        (Cow::Borrowed("model"), Cow::Borrowed(model)),
+        (Cow::Borrowed("version"), Cow::Borrowed(version)),
+        (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
+        (Cow::Borrowed("rank"), Cow::Borrowed(rank)),
+    ];
+    with_log_labels(labels, state, log)
+}
+
 /// The common labels of a log's vLLM engine series.
 fn engine_labels<'a>(state: &'a State, log: &'a LogState, engine: String) -> Labels<'a> {
-    let mut labels: Labels<'a> = vec![
+    let labels: Labels<'a> = vec![
         (Cow::Borrowed("engine"), Cow::Owned(engine)),
         (
             Cow::Borrowed("model_name"),
@@ -186,12 +192,7 @@ fn engine_labels<'a>(state: &'a State, log: &'a LogState, engine: String) -> Lab
         ),
         (Cow::Borrowed("log"), Cow::Borrowed(&*log.label)),
     ];
-    for (name, value) in log.labels.iter().chain(&state.settings.constant_labels) {
-        if !labels.iter().any(|(n, _)| n == name) {
-            labels.push((Cow::Borrowed(name), Cow::Borrowed(value)));
-        }
-    }
-    labels
+    with_log_labels(labels, state, log)
 }
 
 impl Collector for StateCollector {
