@@ -5,5 +5,6 @@ mod end_to_end;
 mod prometheus;
 mod replay;
 mod restarts;
+mod rotation;
 mod support;
 mod tailing;

@@ -2,3 +2,4 @@
 #![allow(dead_code)]
 pub mod agent;
 pub mod tail;
+pub mod writer;
