@@ -6,5 +6,6 @@ mod prometheus;
 mod replay;
 mod restarts;
 mod rotation;
+mod soak;
 mod support;
 mod tailing;

@@ -66,6 +66,15 @@ pub fn numbers_in(path: &Path) -> Vec<u64> {
         .collect()
 }
 
+/// The number of the first line of a file, once it has a complete one.
+pub fn first_number_in(path: &Path) -> Option<u64> {
+    use std::io::Read;
+    let mut head = vec![0; 4096];
+    let n = File::open(path).ok()?.read(&mut head).ok()?;
+    let end = head[..n].iter().position(|&b| b == b'\n')?;
+    number_of(&head[..end])
+}
+
 /// A writer that writes the numbered lines it is told to, one `write()` each through one
 /// append handle, as a logger does.
 pub struct NumberedLog {
