@@ -1,0 +1,125 @@
+//! Per-line cost of each grammar and of the dispatch in front of them.
+//!
+//! Every bench checks its answer once before timing (a bench of a parser that quietly
+//! returns `None` measures nothing) and reports bytes/s: the agent's budget is in bytes,
+//! since a line of 20 KB costs the prefilter two hundred times a line of 100 B.
+//!
+//! `cargo bench -p llmtail-grammars --bench grammars`
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use llmtail_grammars::trtllm::TrtllmRecord;
+use llmtail_grammars::vllm::VllmRecord;
+use llmtail_grammars::{has_anchor, parse, Parsed, Record};
+
+/// A check on a parsed line: true when the grammar read what the line says.
+type Check = fn(&Parsed<'_>) -> bool;
+
+const V1_STATS: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%";
+const V0_STATS: &str = "INFO 06-05 14:09:39 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 32.1 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.1%, CPU KV cache usage: 0.0%.";
+const SPEC: &str = "(APIServer pid=1) INFO 08-27 19:03:26 [metrics.py:87] SpecDecoding metrics: Draft acceptance rate: 56.3%, Mean acceptance length: 2.69, Accepted: 846 tokens, Drafted: 1503 tokens, Per-position acceptance rate: 0.780, 0.550, 0.360";
+const KV_SIZE: &str = "(EngineCore_0 pid=274) INFO 08-27 19:02:50 [kv_cache_utils.py:849] GPU KV cache size: 418,528 tokens";
+const TRITON: &str = r#"I0510 07:57:30.770724 21661 model_instance_state.cc:840] {"Active Request Count":1,"Iteration Counter":2,"Max Request Count":1,"Runtime CPU Memory Usage":500,"Runtime GPU Memory Usage":396380909,"Runtime Pinned Memory Usage":1073766777,"Timestamp":"05-10-2024 07:57:30","Context Requests":0,"Generation Requests":1,"MicroBatch ID":0,"Paused Requests":0,"Scheduled Requests":1,"Total Context Tokens":0,"Free KV cache blocks":39,"Max KV cache blocks":40,"Tokens per KV cache block":64,"Used KV cache blocks":1}"#;
+const ITERATION_STATS: &str = r#"[TensorRT-LLM][INFO] {"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":1,"numPausedRequests":0,"numScheduledRequests":1},"iter":60,"iterLatencyMS":13.021209,"kvCacheStats":{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":1,"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:34.140189"}"#;
+const ITER_LOG: &str = "[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005060911178588867s, timestamp = 2025-04-28 09:56:44, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 16}";
+
+const ACCESS: &str = r#"(APIServer pid=812) INFO:     10.12.0.5:52000 - "POST /v1/chat/completions HTTP/1.1" 200 OK"#;
+
+/// A request log line of about `len` bytes; with `near_miss` its prompt holds an anchor.
+fn request_line(len: usize, near_miss: bool) -> String {
+    let mut line = String::from("(APIServer pid=812) INFO 11-22 13:25:01 [logger.py:41] Received request chatcmpl-5f3a: prompt: '<|im_start|>user\\n");
+    if near_miss {
+        line.push_str("why does my server print Running: 3 reqs and then stop? ");
+    }
+    let words = [
+        "summarize ",
+        "the ",
+        "following ",
+        "document ",
+        "café ",
+        "数据 ",
+        "with ",
+        "tokens ",
+    ];
+    let mut i = 0;
+    while line.len() < len {
+        line.push_str(words[i % words.len()]);
+        i += 1;
+    }
+    line.push_str("', params: SamplingParams(n=1, temperature=0.7), lora_request: None.");
+    line
+}
+
+fn grammars(c: &mut Criterion) {
+    let cases: [(&str, &str, Check); 7] = [
+        ("vllm_v1_stats", V1_STATS, |p| {
+            matches!(&p.record, Record::Vllm(VllmRecord::Stats(s))
+                if s.running == Some(14) && s.waiting == Some(2) && s.engine == Some(0))
+        }),
+        ("vllm_v0_stats", V0_STATS, |p| {
+            matches!(&p.record, Record::Vllm(VllmRecord::Stats(s))
+                if s.running == Some(1) && s.swapped == Some(0) && s.pending == Some(0))
+        }),
+        (
+            "vllm_spec_decoding",
+            SPEC,
+            |p| matches!(&p.record, Record::Vllm(VllmRecord::SpecDecoding(s)) if s.accepted_tokens == 846),
+        ),
+        (
+            "vllm_kv_cache_size",
+            KV_SIZE,
+            |p| matches!(&p.record, Record::Vllm(VllmRecord::KvCacheSize(k)) if k.tokens == 418_528),
+        ),
+        ("trtllm_triton_json", TRITON, |p| {
+            matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it))
+                if it.iteration == Some(2) && it.active_requests == Some(1))
+        }),
+        ("trtllm_iteration_stats", ITERATION_STATS, |p| {
+            matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it))
+                if it.iteration == Some(60) && it.max_active_requests == Some(2048))
+        }),
+        (
+            "trtllm_iter_log",
+            ITER_LOG,
+            |p| matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it)) if it.iteration == Some(198)),
+        ),
+    ];
+    let mut group = c.benchmark_group("grammar");
+    for (name, line, check) in cases {
+        let parsed = parse(line).unwrap_or_else(|| panic!("{name}: no record"));
+        assert!(check(&parsed), "{name}: wrong answer {parsed:?}");
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_function(name, |b| b.iter(|| parse(black_box(line))));
+    }
+    group.finish();
+}
+
+fn dispatch(c: &mut Criterion) {
+    let near_miss = request_line(2000, true);
+    let plain_miss_2k = request_line(2000, false);
+    let plain_miss_20k = request_line(20_000, false);
+    let cases: [(&str, &str, bool); 5] = [
+        ("match_v1_stats", V1_STATS, true),
+        ("near_miss_request_2k", &near_miss, false),
+        ("plain_miss_access", ACCESS, false),
+        ("plain_miss_request_2k", &plain_miss_2k, false),
+        ("plain_miss_request_20k", &plain_miss_20k, false),
+    ];
+    let mut group = c.benchmark_group("dispatch");
+    for (name, line, matches) in cases {
+        assert_eq!(parse(line).is_some(), matches, "{name}");
+        // The near miss passes the prefilter and is rejected by the grammar.
+        assert_eq!(
+            has_anchor(line),
+            matches || name.starts_with("near"),
+            "{name}"
+        );
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_function(name, |b| b.iter(|| parse(black_box(line))));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, grammars, dispatch);
+criterion_main!(benches);
