@@ -8,6 +8,7 @@
 //! continue the previous field; and 0.7.1 forgot one comma (`Waiting: 2 reqs GPU KV cache
 //! usage: 7.8%`), which shows as a value with a second `": "` after its unit.
 
+use memchr::{memchr, memchr2};
 use nom::{combinator::all_consuming, Parser};
 
 /// Runs `parser` over the whole of `value`, or gives `None`: a value with anything after
@@ -54,7 +55,7 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         let list = self.rest;
-        let Some(colon) = first_part(list).find(": ") else {
+        let Some(colon) = first_part(list).and_then(|part| find_pair(part, b": ")) else {
             self.rest = "";
             return Some(Err(list));
         };
@@ -63,7 +64,7 @@ impl<'a> Iterator for Fields<'a> {
         // The value runs until a ", " that starts a part which is itself a field.
         let mut end = value_start;
         loop {
-            match list[end..].find(", ") {
+            match find_pair(&list[end..], b", ") {
                 None => {
                     end = list.len();
                     self.rest = "";
@@ -72,7 +73,7 @@ impl<'a> Iterator for Fields<'a> {
                 Some(offset) => {
                     let sep = end + offset;
                     let next = &list[sep + 2..];
-                    if first_part(next).contains(": ") {
+                    if starts_with_field(next) {
                         end = sep;
                         self.rest = next;
                         break;
@@ -83,7 +84,7 @@ impl<'a> Iterator for Fields<'a> {
         }
         let mut value = &list[value_start..end];
         // 0.7.1: `2 reqs GPU KV cache usage: 7.8%` is two fields without a comma between.
-        if value.contains(": ") {
+        if find_pair(value, b": ").is_some() {
             if let Some(cut) = second_space(value) {
                 self.rest = &list[value_start + cut + 1..];
                 value = &value[..cut];
@@ -93,16 +94,45 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-fn first_part(list: &str) -> &str {
-    match list.find(", ") {
+fn first_part(list: &str) -> Option<&str> {
+    Some(match find_pair(list, b", ") {
         Some(i) => &list[..i],
         None => list,
+    })
+}
+
+/// True when the part before the next `", "` holds a `": "`: a field starts here.
+fn starts_with_field(list: &str) -> bool {
+    let bytes = list.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr2(b':', b',', &bytes[from..]) {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b' ') {
+            return bytes[at] == b':';
+        }
+        from = at + 1;
     }
+    false
+}
+
+/// Where the two-byte `pair` first occurs in `s`. `str::find` builds a Two-Way searcher on
+/// every call, which cost more than the rest of a stats line's parse together.
+fn find_pair(s: &str, pair: &[u8; 2]) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr(pair[0], &bytes[from..]) {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&pair[1]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn second_space(value: &str) -> Option<usize> {
-    let first = value.find(' ')?;
-    value[first + 1..].find(' ').map(|i| first + 1 + i)
+    let first = memchr(b' ', value.as_bytes())?;
+    memchr(b' ', &value.as_bytes()[first + 1..]).map(|i| first + 1 + i)
 }
 
 #[cfg(test)]
