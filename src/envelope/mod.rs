@@ -98,6 +98,13 @@ impl Decoder {
         self.detected.unwrap_or(self.configured)
     }
 
+    /// True once the lines are known to be plain text: then a line's message is the line
+    /// itself (less ANSI codes and a trailing `\r`), decoding never fails and holds nothing
+    /// back, so a line can be judged from its raw bytes.
+    pub fn is_plain(&self) -> bool {
+        self.detected == Some(EnvelopeKind::Plain)
+    }
+
     /// Decodes one line (bytes as read, without `\n`). Invalid UTF-8 is replaced, never fatal.
     pub fn decode<'a>(&'a mut self, raw: &'a [u8]) -> Decoded<'a> {
         let mut text = String::from_utf8_lossy(raw);
