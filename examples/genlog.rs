@@ -61,7 +61,7 @@ fn args() -> Args {
         match flag.as_str() {
             "--lines" => args.lines = number(&value),
             "--seed" => args.seed = number(&value),
-            "--engines" => args.engines = number(&value).clamp(1, 1000) as u32,
+            "--engines" => args.engines = number(&value).clamp(1, 10_000) as u32,
             "--line-bytes" => args.line_bytes = Some(number(&value) as usize),
             "--expect" => args.expect = Some(value),
             _ => usage(&flag),
