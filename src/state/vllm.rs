@@ -158,13 +158,20 @@ fn percent(value: Option<f64>) -> Option<f64> {
 /// digits of the value gives the double nearest to what the line says; dividing by 100 would
 /// export `0.7%` as `0.006999999999999999`.
 pub fn fraction_of_percent(percent: f64) -> f64 {
-    let scientific = format!("{percent:e}");
-    let moved = scientific.split_once('e').and_then(|(digits, exponent)| {
-        Some(format!("{digits}e{}", exponent.parse::<i32>().ok()? - 2))
-    });
-    moved
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(percent / 100.0)
+    // The printed value has at most a few decimals: find them as an integer `n / 10^k`, both
+    // exact in a double, so one correctly rounded division gives the nearest double to the
+    // printed digits moved two places. (Formatting and parsing text gives the same answer,
+    // at ten times the cost: this runs for every percentage of every stats line.)
+    const POWERS: [f64; 7] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6];
+    if percent.is_finite() && percent.abs() < 1e9 {
+        for k in 0..POWERS.len() - 2 {
+            let scaled = (percent * POWERS[k]).round();
+            if scaled / POWERS[k] == percent {
+                return scaled / POWERS[k + 2];
+            }
+        }
+    }
+    percent / 100.0
 }
 
 /// Fields vLLM prints only while non-zero: once seen, a line without them means zero.
@@ -379,6 +386,15 @@ mod tests {
         for tenths in 0..=1000 {
             let printed = f64::from(tenths) / 10.0;
             let expected: f64 = format!("{:.4}", f64::from(tenths) / 1000.0)
+                .parse()
+                .unwrap();
+            assert_eq!(fraction_of_percent(printed), expected, "{printed}%");
+        }
+        for hundredths in 0..=10_000 {
+            let printed: f64 = format!("{:.2}", f64::from(hundredths) / 100.0)
+                .parse()
+                .unwrap();
+            let expected: f64 = format!("{:.6}", f64::from(hundredths) / 10_000.0)
                 .parse()
                 .unwrap();
             assert_eq!(fraction_of_percent(printed), expected, "{printed}%");
