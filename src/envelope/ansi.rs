@@ -32,26 +32,6 @@ pub fn strip(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`strip`] on bytes not yet decoded, into `out` (cleared first, reused across lines). An
-/// escape sequence is ASCII and its final byte too, so the ASCII runs of the result are those
-/// of `strip` applied to the lossy UTF-8 decoding of `raw`.
-pub fn strip_bytes_into(raw: &[u8], out: &mut Vec<u8>) {
-    out.clear();
-    let mut rest = raw;
-    while let Some(esc) = memchr::memchr(0x1b, rest) {
-        out.extend_from_slice(&rest[..esc]);
-        let after = &rest[esc + 1..];
-        rest = match after.strip_prefix(b"[") {
-            Some(csi) => match csi.iter().position(|b| (0x40..=0x7e).contains(b)) {
-                Some(i) => &csi[i + 1..],
-                None => b"",
-            },
-            None => after,
-        };
-    }
-    out.extend_from_slice(rest);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,20 +50,5 @@ mod tests {
         assert!(matches!(strip("plain"), Cow::Borrowed("plain")));
         assert_eq!(strip("cut \x1b[1;3"), "cut ");
         assert_eq!(strip("lone \x1b end"), "lone  end");
-    }
-
-    #[test]
-    fn strips_bytes_like_text() {
-        let mut out = Vec::new();
-        for line in [
-            "\x1b[0;36m(APIServer pid=1)\x1b[0;0m \x1b[32mINFO\x1b[0m Running: 3",
-            "plain",
-            "cut \x1b[1;3",
-            "lone \x1b end",
-            "Run\x1b[0mning: é",
-        ] {
-            strip_bytes_into(line.as_bytes(), &mut out);
-            assert_eq!(out, strip(line).as_bytes(), "{line:?}");
-        }
     }
 }

@@ -107,7 +107,12 @@ impl Decoder {
 
     /// Decodes one line (bytes as read, without `\n`). Invalid UTF-8 is replaced, never fatal.
     pub fn decode<'a>(&'a mut self, raw: &'a [u8]) -> Decoded<'a> {
-        let mut text = String::from_utf8_lossy(raw);
+        // `from_utf8` validates a word at a time; the lossy decoder walks chunk by chunk, so it
+        // is only the fallback for the rare line that is not valid UTF-8.
+        let mut text = match std::str::from_utf8(raw) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         if text.ends_with('\r') {
             match &mut text {
                 Cow::Borrowed(s) => *s = &s[..s.len() - 1],
