@@ -10,7 +10,7 @@ use llmtail_grammars::LogTime;
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
-use crate::source::{FileId, LogId, Sink, SkipReason, TailEvent};
+use crate::source::{FileId, Lines, LogId, Sink, SkipReason, TailEvent};
 use crate::state::{vllm::Integration, LogState, State, StateSettings};
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
@@ -95,14 +95,14 @@ pub struct Pipeline {
     clock: Clock,
 }
 
-/// Whether a plain-text line can yield a record: the grammars' first stage on the raw bytes.
-/// Lossy UTF-8 decoding only replaces bytes that are not ASCII and the anchors are ASCII, so
-/// the answer is the same as for the decoded line. ANSI colour codes need no stripping first:
-/// engines colour the record head (process, level, date, file), never the message text the
-/// anchors are taken from, so a colour code cannot split an anchor. (Looking for ESC in every
-/// line before the anchor scan cost a tenth of a one-shot run.)
-fn may_parse(raw: &[u8]) -> bool {
-    llmtail_grammars::may_parse(raw)
+/// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
+/// Lossy UTF-8 decoding only replaces bytes that are not ASCII and the anchors are ASCII, so a
+/// line without a match here yields nothing once decoded either. ANSI colour codes need no
+/// stripping first: engines colour the record head (process, level, date, file), never the
+/// message text the anchors are taken from. (Looking for ESC in every line before the anchor
+/// search cost a tenth of a one-shot run.)
+fn first_anchor(raw: &[u8]) -> Option<usize> {
+    llmtail_grammars::first_anchor(raw)
 }
 
 /// The state a pipeline built from `settings` starts with.
@@ -198,7 +198,7 @@ impl Pipeline {
 }
 
 impl Sink for Pipeline {
-    fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>) {
+    fn lines(&mut self, log: LogId, lines: &mut Lines<'_>) {
         let index = log.0 as usize;
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -213,11 +213,16 @@ impl Sink for Pipeline {
             return;
         };
         let plain = decoder.is_plain();
-        for raw in lines {
+        // Nine lines in ten hold no anchor: in a plain-text log, judge them on their raw bytes,
+        // with one anchor search over the whole batch, before UTF-8 validation and parsing.
+        let anchors: &dyn Fn(&[u8]) -> Option<usize> = if plain {
+            &first_anchor
+        } else {
+            &|_: &[u8]| Some(0)
+        };
+        while let Some((raw, may_parse)) = lines.next_flagged(anchors) {
             log_state.io.lines_read += 1;
-            // Nine lines in ten hold no anchor: judge those on their raw bytes, before UTF-8
-            // validation and ANSI stripping, which cost more than the anchor scan itself.
-            if plain && !may_parse(raw) {
+            if !may_parse {
                 log_state.io.lines_unmatched += 1;
                 continue;
             }

@@ -70,31 +70,6 @@ pub const GRAMMAR_NAMES: &[&str] = &[
     "trtllm_identity",
 ];
 
-/// Which engine's grammar an anchor belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Engine {
-    Vllm,
-    Trtllm,
-}
-
-/// Every grammar's anchors in one automaton that reports every match (overlapping), so the
-/// dispatch can try each engine whose anchor a line holds.
-static ANCHORS: LazyLock<(AhoCorasick, Vec<Engine>)> = LazyLock::new(|| {
-    let mut patterns: Vec<&str> = Vec::new();
-    let mut owners = Vec::new();
-    for (engine, anchors) in [
-        (Engine::Vllm, vllm::ANCHORS),
-        (Engine::Trtllm, trtllm::ANCHORS),
-    ] {
-        for anchor in anchors {
-            patterns.push(anchor);
-            owners.push(engine);
-        }
-    }
-    let automaton = AhoCorasick::new(&patterns).expect("anchors are plain strings");
-    (automaton, owners)
-});
-
 /// The first stage's strings: a piece of each anchor (every anchor contains one, a test
 /// checks), chosen so their first three bytes are rare in prose, JSON and addresses. The SIMD
 /// (Teddy) search behind a leftmost-first automaton looks for those three bytes first; with
@@ -134,10 +109,8 @@ static FIRST_STAGE: LazyLock<AhoCorasick> = LazyLock::new(|| {
         .expect("prefilter strings are plain strings")
 });
 
-/// Each engine's anchors alone, leftmost-first (SIMD) like [`FIRST_STAGE`]: a line that passed
-/// the first stage nearly always holds one engine's anchors only, and then that engine's
-/// grammar is the whole answer; the overlapping search in [`ANCHORS`], which orders the
-/// engines by where their anchors end, is only needed when a line holds both.
+/// Each engine's anchors, leftmost-first (SIMD) like [`FIRST_STAGE`]: the second stage, which
+/// says whose grammar to ask.
 static ENGINE_ANCHORS: LazyLock<[AhoCorasick; 2]> = LazyLock::new(|| {
     [vllm::ANCHORS, trtllm::ANCHORS].map(|anchors| {
         AhoCorasick::builder()
@@ -155,35 +128,18 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
     if !FIRST_STAGE.is_match(line) {
         return None;
     }
+    // A line holds one engine's anchors, nearly always: vLLM's grammar is asked first, and
+    // TensorRT-LLM's only when vLLM's does not claim the line (no line of either engine parses
+    // as the other's: the line cases hold both engines' lines and check it). Asking in this
+    // order spares a stats line the scan for the other engine's anchors.
     let [vllm_anchors, trtllm_anchors] = &*ENGINE_ANCHORS;
-    match (vllm_anchors.is_match(line), trtllm_anchors.is_match(line)) {
-        (false, false) => return None,
-        (true, false) => return vllm::parse(line),
-        (false, true) => return trtllm::parse(line),
-        (true, true) => {}
+    if vllm_anchors.is_match(line) {
+        if let Some(parsed) = vllm::parse(line) {
+            return Some(parsed);
+        }
     }
-    let (automaton, owners) = &*ANCHORS;
-    let mut tried_vllm = false;
-    let mut tried_trtllm = false;
-    for found in automaton.find_overlapping_iter(line) {
-        match owners[found.pattern().as_usize()] {
-            Engine::Vllm if !tried_vllm => {
-                tried_vllm = true;
-                if let Some(parsed) = vllm::parse(line) {
-                    return Some(parsed);
-                }
-            }
-            Engine::Trtllm if !tried_trtllm => {
-                tried_trtllm = true;
-                if let Some(parsed) = trtllm::parse(line) {
-                    return Some(parsed);
-                }
-            }
-            _ => {}
-        }
-        if tried_vllm && tried_trtllm {
-            break;
-        }
+    if trtllm_anchors.is_match(line) {
+        return trtllm::parse(line);
     }
     None
 }
@@ -196,17 +152,29 @@ pub fn may_parse(line: &[u8]) -> bool {
     FIRST_STAGE.is_match(line)
 }
 
+/// Where the first stage first matches in `bytes` (several lines at once, for callers that
+/// search a whole batch in one go): a line without a match is one [`parse`] returns `None` for.
+/// The first-stage strings hold no `\n`, so a match never spans two lines.
+pub fn first_anchor(bytes: &[u8]) -> Option<usize> {
+    FIRST_STAGE.find(bytes).map(|m| m.start())
+}
+
 /// True when some grammar's anchor occurs in the line: the cheap first stage of [`parse`],
 /// exposed for benchmarks and for counting near misses.
 /// Takes bytes, so the agent can ask before it decodes a line at all: the anchors are ASCII,
 /// and an ASCII run reads the same in the raw bytes as in their lossy UTF-8 decoding.
 pub fn has_anchor(line: &[u8]) -> bool {
-    FIRST_STAGE.is_match(line) && ANCHORS.0.is_match(line)
+    FIRST_STAGE.is_match(line) && ENGINE_ANCHORS.iter().any(|anchors| anchors.is_match(line))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_prefilter_string_spans_lines() {
+        assert!(PREFILTER.iter().all(|p| !p.contains('\n')));
+    }
 
     #[test]
     fn every_anchor_holds_a_prefilter_string() {

@@ -19,6 +19,8 @@ pub use reader::{Reader, SourceError, SourceOptions, Stopper};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use splitter::Lines;
+
 /// Where lines come from, as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogSpec {
@@ -126,7 +128,9 @@ pub enum TailEvent {
 pub trait Sink: Send {
     /// A batch of complete lines of one file, without their `\n` (a trailing `\r` is kept:
     /// CRLF handling belongs to the envelope).
-    fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>);
+    /// `lines` is an iterator of `&[u8]`, and can also flag the lines a search matches in
+    /// ([`Lines::next_flagged`]) with one search over the whole batch.
+    fn lines(&mut self, log: LogId, lines: &mut Lines<'_>);
     /// Something happened to a file.
     fn event(&mut self, log: LogId, event: TailEvent);
     /// Every file that existed at start-up has been read to its end (files that could not

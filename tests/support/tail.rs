@@ -281,7 +281,7 @@ impl RecordingSink {
 }
 
 impl Sink for RecordingSink {
-    fn lines(&mut self, log: LogId, lines: &mut dyn Iterator<Item = &[u8]>) {
+    fn lines(&mut self, log: LogId, lines: &mut llmtail::source::Lines<'_>) {
         let batch: Vec<Vec<u8>> = lines.map(<[u8]>::to_vec).collect();
         {
             let mut record = self.record();

@@ -309,7 +309,7 @@ struct NumberSink {
 }
 
 impl Sink for NumberSink {
-    fn lines(&mut self, _log: LogId, lines: &mut dyn Iterator<Item = &[u8]>) {
+    fn lines(&mut self, _log: LogId, lines: &mut llmtail::source::Lines<'_>) {
         let mut got = Vec::new();
         let mut garbled = 0;
         for line in lines {
