@@ -42,6 +42,39 @@ fn counters_at(agent: &RunningAgent, log: &Path, last: u32) -> (f64, f64) {
     (read, tokens)
 }
 
+/// A log and a state file in a temp dir, and the flags that name them.
+struct WithStateFile {
+    dir: tempfile::TempDir,
+    log: std::path::PathBuf,
+    state: std::path::PathBuf,
+}
+
+impl WithStateFile {
+    fn new() -> WithStateFile {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
+        WithStateFile { dir, log, state }
+    }
+
+    fn flags(&self) -> [&str; 4] {
+        [
+            "--log",
+            self.log.to_str().unwrap(),
+            "--state-file",
+            self.state.to_str().unwrap(),
+        ]
+    }
+
+    /// Lines 1..=20 read by an agent that then stops (and saves its state).
+    fn first_run(&self) {
+        append(&self.log, 1..=20);
+        let agent = RunningAgent::start(&self.flags());
+        assert_eq!(counters_at(&agent, &self.log, 20), (20.0, 2000.0));
+        agent.stop().unwrap();
+        assert!(self.state.exists(), "the state file is written at shutdown");
+    }
+}
+
 #[test]
 fn restarting_on_the_same_file_rebuilds_the_same_counters() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,24 +90,12 @@ fn restarting_on_the_same_file_rebuilds_the_same_counters() {
 
 #[test]
 fn with_a_state_file_a_restart_goes_on_from_where_it_stopped() {
-    let dir = tempfile::tempdir().unwrap();
-    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
-    let flags = [
-        "--log",
-        log.to_str().unwrap(),
-        "--state-file",
-        state.to_str().unwrap(),
-    ];
-    append(&log, 1..=20);
-    let first = RunningAgent::start(&flags);
-    assert_eq!(counters_at(&first, &log, 20), (20.0, 2000.0));
-    first.stop().unwrap();
-    assert!(state.exists(), "the state file is written at shutdown");
-
-    append(&log, 21..=30);
-    let second = RunningAgent::start(&flags);
+    let setup = WithStateFile::new();
+    setup.first_run();
+    append(&setup.log, 21..=30);
+    let second = RunningAgent::start(&setup.flags());
     assert_eq!(
-        counters_at(&second, &log, 30),
+        counters_at(&second, &setup.log, 30),
         (30.0, 3000.0),
         "each line counted once"
     );
@@ -82,35 +103,19 @@ fn with_a_state_file_a_restart_goes_on_from_where_it_stopped() {
 
 #[test]
 fn a_log_rotated_while_the_agent_was_down_is_finished_before_the_new_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
-    let flags = [
-        "--log",
-        log.to_str().unwrap(),
-        "--state-file",
-        state.to_str().unwrap(),
-    ];
-    append(&log, 1..=20);
-    let first = RunningAgent::start(&flags);
-    counters_at(&first, &log, 20);
-    first.stop().unwrap();
-
+    let setup = WithStateFile::new();
+    setup.first_run();
     // While the agent is down: more lines, then a rename rotation and a new file.
-    append(&log, 21..=25);
-    std::fs::rename(&log, dir.path().join("vllm.log.1")).unwrap();
-    append(&log, 26..=30);
-    let second = RunningAgent::start(&flags);
-    let metrics = second.wait_for("line 30", |m| {
-        sample(m, "vllm:num_requests_running", &[]) == Some(30.0)
-    });
+    append(&setup.log, 21..=25);
+    std::fs::rename(&setup.log, setup.dir.path().join("vllm.log.1")).unwrap();
+    append(&setup.log, 26..=30);
+    let second = RunningAgent::start(&setup.flags());
     assert_eq!(
-        sample(&metrics, "llmtail_lines_read_total", &[]),
-        Some(30.0)
+        counters_at(&second, &setup.log, 30),
+        (30.0, 3000.0),
+        "each line counted once"
     );
-    assert_eq!(
-        sample(&metrics, "vllm:prompt_tokens_total", &[]),
-        Some(3000.0)
-    );
+    let metrics = second.metrics();
     assert_eq!(
         sample(&metrics, "llmtail_log_rotations_total", &[]),
         Some(1.0)
@@ -119,35 +124,14 @@ fn a_log_rotated_while_the_agent_was_down_is_finished_before_the_new_one() {
 
 #[test]
 fn a_log_rotated_and_removed_while_down_loses_only_what_was_written_after_the_stop() {
-    let dir = tempfile::tempdir().unwrap();
-    let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));
-    let flags = [
-        "--log",
-        log.to_str().unwrap(),
-        "--state-file",
-        state.to_str().unwrap(),
-    ];
-    append(&log, 1..=20);
-    let first = RunningAgent::start(&flags);
-    counters_at(&first, &log, 20);
-    first.stop().unwrap();
-
-    append(&log, 21..=25);
-    std::fs::remove_file(&log).unwrap();
-    append(&log, 26..=30);
-    let second = RunningAgent::start(&flags);
-    let metrics = second.wait_for("line 30", |m| {
-        sample(m, "vllm:num_requests_running", &[]) == Some(30.0)
-    });
+    let setup = WithStateFile::new();
+    setup.first_run();
+    append(&setup.log, 21..=25);
+    std::fs::remove_file(&setup.log).unwrap();
+    append(&setup.log, 26..=30);
+    let second = RunningAgent::start(&setup.flags());
     // Lines 21-25 are gone with their file; the counters go on from 20, they do not reset.
-    assert_eq!(
-        sample(&metrics, "llmtail_lines_read_total", &[]),
-        Some(25.0)
-    );
-    assert_eq!(
-        sample(&metrics, "vllm:prompt_tokens_total", &[]),
-        Some(2500.0)
-    );
+    assert_eq!(counters_at(&second, &setup.log, 30), (25.0, 2500.0));
 }
 
 #[test]

@@ -19,6 +19,16 @@ pub struct LogTime {
 }
 
 impl LogTime {
+    /// Whether month, day and clock are in range (a second of 60 is a leap second): what every
+    /// record-head grammar checks before it calls digits a time.
+    pub fn is_valid_clock(month: u32, day: u32, hour: u32, minute: u32, second: u32) -> bool {
+        (1..=12).contains(&month)
+            && (1..=31).contains(&day)
+            && hour < 24
+            && minute < 60
+            && second < 61
+    }
+
     /// Seconds since the Unix epoch, reading this time as UTC in `year` when it has none.
     pub fn unix_seconds(&self, default_year: i32) -> f64 {
         let year = self.year.map(i32::from).unwrap_or(default_year);

@@ -57,11 +57,7 @@ fn build(
     (hour, minute, second): (u8, u8, u8),
     nanos: u32,
 ) -> Option<LogTime> {
-    let valid = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && hour < 24
-        && minute < 60
-        && second < 61;
+    let valid = LogTime::is_valid_clock(month, day, hour.into(), minute.into(), second.into());
     if !valid {
         return None;
     }

@@ -85,11 +85,13 @@ fn after_level(input: &str) -> IResult<&str, LogTime> {
         tag("] "),
     )
         .parse(input)?;
-    let valid = (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && hour < 24
-        && minute < 60
-        && second < 61;
+    let valid = LogTime::is_valid_clock(
+        month.into(),
+        day.into(),
+        hour.into(),
+        minute.into(),
+        second.into(),
+    );
     if !valid {
         return Err(nom::Err::Error(nom::error::Error::new(
             input,
