@@ -242,6 +242,8 @@ mod tests {
                 dev: 1,
                 ino: 2,
                 born_ns: Some(3),
+                head_len: 4,
+                head_hash: 5,
             },
             offset: 300,
         };

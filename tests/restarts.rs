@@ -135,6 +135,32 @@ fn a_log_rotated_and_removed_while_down_loses_only_what_was_written_after_the_st
 }
 
 #[test]
+fn a_log_truncated_and_rewritten_while_down_is_read_again_from_its_start() {
+    let setup = WithStateFile::new();
+    setup.first_run();
+    // copytruncate while the agent is down, then new lines of exactly the same lengths: the
+    // saved offset lands on a line boundary of the new content, and only the file's first
+    // bytes tell that it is not the content the offset was saved in.
+    let rewritten: String = (1..=40)
+        .map(|n| stats_line(n).replace("Waiting: 0", "Waiting: 1") + "\n")
+        .collect();
+    std::fs::write(&setup.log, rewritten).unwrap();
+    let second = RunningAgent::start(&setup.flags());
+    let metrics = second.wait_for("line 40", |m| {
+        sample(m, "vllm:num_requests_running", &[]) == Some(40.0)
+    });
+    assert_eq!(
+        sample(&metrics, "llmtail_lines_read_total", &[]),
+        Some(60.0),
+        "20 before, 40 after"
+    );
+    assert_eq!(
+        sample(&metrics, "vllm:num_requests_waiting", &[]),
+        Some(1.0)
+    );
+}
+
+#[test]
 fn a_restart_in_the_middle_of_a_rotation_reads_nothing_twice() {
     let dir = tempfile::tempdir().unwrap();
     let (log, state) = (dir.path().join("vllm.log"), dir.path().join("state.json"));

@@ -267,7 +267,7 @@ impl FollowedFile {
             0
         };
         if let Some((saved, saved_offset)) = self.resume.take() {
-            if saved == FileId::of(&meta) && resumable(&file, meta.len(), saved_offset) {
+            if saved.matches(&file, &meta) && resumable(&file, meta.len(), saved_offset) {
                 offset = saved_offset;
             } else {
                 // Rotated (or replaced) while we were down: finish the file we were in first.
@@ -288,8 +288,10 @@ impl FollowedFile {
         } else {
             tracing::info!(path = %self.path.display(), offset, "following log");
         }
-        ctx.sink
-            .event(self.id, TailEvent::Opened(Some(FileId::of(&meta))));
+        ctx.sink.event(
+            self.id,
+            TailEvent::Opened(Some(FileId::read(&log.file, &meta))),
+        );
         ctx.sink.event(self.id, TailEvent::Offset(offset));
         self.open_since_closed = true;
         self.open_failures = 0;
@@ -305,8 +307,8 @@ impl FollowedFile {
     fn resume_rotated(&mut self, saved: FileId, saved_offset: u64, ctx: &mut Ctx<'_>) {
         let found = std::fs::read_dir(&self.dir).ok().and_then(|entries| {
             entries.flatten().map(|e| e.path()).find(|path| {
-                std::fs::metadata(path)
-                    .is_ok_and(|meta| meta.is_file() && FileId::of(&meta) == saved)
+                std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && saved.same_inode(&meta))
+                    && open_regular(path).is_ok_and(|(file, meta)| saved.matches(&file, &meta))
             })
         });
         let Some(old_path) = found else {

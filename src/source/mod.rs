@@ -48,16 +48,35 @@ pub enum StartFrom {
 pub struct LogId(pub u32);
 
 /// Which file a path named: device, inode and, where the file system records it, birth time,
-/// so that a restart can tell the same file from a new one that reused the inode number.
+/// so that a restart can tell the same file from a new one that reused the inode number; and
+/// a hash of its first bytes when it was opened, so that it can tell the same file from one
+/// that was truncated and written again (copytruncate) while the agent was down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FileId {
     pub dev: u64,
     pub ino: u64,
     pub born_ns: Option<u64>,
+    /// How many first bytes `head_hash` covers (up to [`FileId::HEAD_BYTES`]).
+    pub head_len: u32,
+    /// FNV-1a of those bytes.
+    pub head_hash: u64,
 }
 
 impl FileId {
-    pub fn of(meta: &std::fs::Metadata) -> FileId {
+    /// How many first bytes of a file identify its content.
+    pub const HEAD_BYTES: usize = 256;
+
+    /// The identity of an open file: its metadata and its first bytes as they are now.
+    pub fn read(file: &std::fs::File, meta: &std::fs::Metadata) -> FileId {
+        let (head_len, head_hash) = head_print(file, Self::HEAD_BYTES).unwrap_or((0, FNV_OFFSET));
+        FileId {
+            head_len,
+            head_hash,
+            ..Self::of_metadata(meta)
+        }
+    }
+
+    fn of_metadata(meta: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
         let born_ns = meta
             .created()
@@ -68,8 +87,44 @@ impl FileId {
             dev: meta.dev(),
             ino: meta.ino(),
             born_ns,
+            head_len: 0,
+            head_hash: FNV_OFFSET,
         }
     }
+
+    /// Same inode, same birth, and the file still starts with the bytes it started with.
+    pub fn matches(&self, file: &std::fs::File, meta: &std::fs::Metadata) -> bool {
+        let now = Self::of_metadata(meta);
+        (now.dev, now.ino, now.born_ns) == (self.dev, self.ino, self.born_ns)
+            && head_print(file, self.head_len as usize) == Some((self.head_len, self.head_hash))
+    }
+
+    /// Same inode and birth, from metadata alone (to find candidates before opening them).
+    pub fn same_inode(&self, meta: &std::fs::Metadata) -> bool {
+        let now = Self::of_metadata(meta);
+        (now.dev, now.ino, now.born_ns) == (self.dev, self.ino, self.born_ns)
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// `(length, FNV-1a)` of up to `want` first bytes of a file.
+fn head_print(file: &std::fs::File, want: usize) -> Option<(u32, u64)> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0; want];
+    let mut got = 0;
+    while got < want {
+        match file.read_at(&mut bytes[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let hash = bytes[..got].iter().fold(FNV_OFFSET, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    Some((u32::try_from(got).ok()?, hash))
 }
 
 /// Where to go on reading a log after a restart (from the state file): the file it was in and
