@@ -42,8 +42,8 @@ impl Histogram {
         self.count += 1;
     }
 
-    /// `(upper bound, count in that bucket alone)`, ending with `+Inf`: what prometheus-client's
-    /// encoder takes (it accumulates them itself).
+    /// `(upper bound, count in that bucket alone)`, ending with `+Inf`; the exposition adds
+    /// them up into Prometheus' cumulative buckets.
     pub fn buckets(&self) -> Vec<(f64, u64)> {
         LATENCY_BUCKETS
             .iter()
