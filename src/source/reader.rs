@@ -413,22 +413,23 @@ impl<'s> Engine<'s> {
         added
     }
 
-    fn ctx_now(&self) -> Instant {
-        Instant::now()
-    }
-
-    fn check_file(&mut self, i: usize, retry_now: bool) {
-        let now = self.ctx_now();
+    /// Runs `f` with what a file check needs (the shared buffer, the sink, the settings) and
+    /// the followed files, which it borrows apart from each other.
+    fn with_files<R>(&mut self, f: impl FnOnce(&mut Ctx<'_>, &mut [FollowedFile]) -> R) -> R {
         let mut ctx = Ctx {
             buf: &mut self.buf,
             sink: &mut *self.sink,
-            now,
+            now: Instant::now(),
             max_line_bytes: self.options.max_line_bytes,
             poll_interval: self.options.poll_interval,
             rotated_grace: self.options.rotated_grace,
             retired: &mut self.retired,
         };
-        self.files[i].check(&mut ctx, retry_now);
+        f(&mut ctx, &mut self.files)
+    }
+
+    fn check_file(&mut self, i: usize, retry_now: bool) {
+        self.with_files(|ctx, files| files[i].check(ctx, retry_now));
         if let Some(dir) = self.files[i].target.as_deref().and_then(Path::parent) {
             if self.watches.want(dir) {
                 self.watches.refresh();
@@ -535,19 +536,7 @@ impl<'s> Engine<'s> {
     }
 
     fn close_all(&mut self) {
-        let now = self.ctx_now();
-        let mut ctx = Ctx {
-            buf: &mut self.buf,
-            sink: &mut *self.sink,
-            now,
-            max_line_bytes: self.options.max_line_bytes,
-            poll_interval: self.options.poll_interval,
-            rotated_grace: self.options.rotated_grace,
-            retired: &mut self.retired,
-        };
-        for file in &mut self.files {
-            file.close(&mut ctx);
-        }
+        self.with_files(|ctx, files| files.iter_mut().for_each(|file| file.close(ctx)));
         if let Some(stdin) = &mut self.stdin {
             stdin.close(&mut *self.sink);
         }
