@@ -144,16 +144,11 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
     None
 }
 
-/// False when [`parse`] returns `None` for this line, whatever bytes that are not ASCII it holds
-/// become: the first stage alone, on bytes not yet decoded. The agent asks it before it decodes
-/// a plain-text line at all (UTF-8 validation, ANSI stripping), since nine lines in ten of a
-/// busy log are prompts and access lines that fail it.
-pub fn may_parse(line: &[u8]) -> bool {
-    FIRST_STAGE.is_match(line)
-}
-
 /// Where the first stage first matches in `bytes` (several lines at once, for callers that
-/// search a whole batch in one go): a line without a match is one [`parse`] returns `None` for.
+/// search a whole batch in one go): a line without a match is one [`parse`] returns `None` for,
+/// whatever bytes that are not ASCII in it become once decoded (the anchors are ASCII). The
+/// agent asks this before it decodes a plain-text line at all, since nine lines in ten of a
+/// busy log are prompts and access lines without an anchor.
 /// The first-stage strings hold no `\n`, so a match never spans two lines.
 pub fn first_anchor(bytes: &[u8]) -> Option<usize> {
     FIRST_STAGE.find(bytes).map(|m| m.start())
