@@ -8,17 +8,17 @@ use std::sync::{Arc, Mutex};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use llmtail::exposition::render::{render, Format};
-use llmtail::state::{vllm::Integration, LogState, State, StateSettings};
+use llmtail::state::{pacing::StatsInterval, LogState, State, StateSettings};
 
 /// Logs x engines: each engine has every vLLM series a V1 line with spec decoding gives.
 const LOGS: usize = 51;
 const ENGINES: usize = 8;
+/// A second after the lines were written: every engine is up.
+const NOW: f64 = 2.0;
 
 fn state() -> Arc<Mutex<State>> {
     let mut state = State::new(StateSettings {
-        integration: Integration {
-            stats_interval_seconds: 10.0,
-        },
+        stats_interval: StatsInterval::Auto,
         model_name: None,
         constant_labels: vec![("instance_group".into(), "a".into())],
     });
@@ -27,6 +27,7 @@ fn state() -> Arc<Mutex<State>> {
             Arc::from(format!("/var/log/vllm/gpu{log}.log")),
             0,
             Vec::new(),
+            None,
             None,
         );
         for engine in 0..ENGINES {
@@ -46,18 +47,18 @@ fn state() -> Arc<Mutex<State>> {
 
 fn scrape(c: &mut Criterion) {
     let state = state();
-    let series = render(&state, Format::Text004)
+    let series = render(&state, Format::Text004, NOW)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .count();
     assert!(series >= 10_000, "{series} series");
-    assert!(render(&state, Format::OpenMetrics).contains(
+    assert!(render(&state, Format::OpenMetrics, NOW).contains(
         "vllm:num_requests_running{engine=\"7\",model_name=\"\",log=\"/var/log/vllm/gpu50.log\",instance_group=\"a\"} 14.0"
     ));
     let mut group = c.benchmark_group(format!("scrape_{series}_series"));
-    group.bench_function("text_0_0_4", |b| b.iter(|| render(&state, Format::Text004)));
+    group.bench_function("text_0_0_4", |b| b.iter(|| render(&state, Format::Text004, NOW)));
     group.bench_function("openmetrics", |b| {
-        b.iter(|| render(&state, Format::OpenMetrics))
+        b.iter(|| render(&state, Format::OpenMetrics, NOW))
     });
     group.finish();
 }

@@ -63,6 +63,16 @@ pub enum Reading {
 pub struct EngineMetric {
     pub metric: Metric,
     pub read: Reading,
+    /// Exported while the engine is down too. Gauges are not: vLLM's own go stale when its
+    /// `/metrics` stops answering. Counters keep their values, and the liveness series say why.
+    pub while_down: bool,
+}
+
+impl EngineMetric {
+    /// Whether the series is exported for an engine that is down.
+    pub fn shown_while_down(&self) -> bool {
+        self.while_down || self.metric.kind == Kind::Counter
+    }
 }
 
 macro_rules! engine_metric {
@@ -76,6 +86,24 @@ macro_rules! engine_metric {
                 source: $source,
             },
             read: Reading::One($read),
+            while_down: false,
+        }
+    };
+}
+
+/// A series about the engine's liveness, exported whether it is up or down.
+macro_rules! liveness_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        EngineMetric {
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: "",
+                source: $source,
+            },
+            read: Reading::One($read),
+            while_down: true,
         }
     };
 }
@@ -102,10 +130,25 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
         "stats line `Avg prompt throughput: X tokens/s`", |e| e.prompt_throughput),
     engine_metric!("vllm:avg_generation_throughput_toks_per_s", Gauge, "Average generation throughput in tokens/s.",
         "stats line `Avg generation throughput: X tokens/s`", |e| e.generation_throughput),
-    engine_metric!("vllm:prompt_tokens", Counter, "Number of prefill tokens processed.",
-        "sum of `Avg prompt throughput` x min(stats interval, gap since the engine's previous line)", |e| e.prompt_tokens),
+    engine_metric!("vllm:prompt_tokens", Counter, "Number of prefill tokens processed (every prompt token: V0, and V1 up to 0.15).",
+        "sum of `Avg prompt throughput` x the window it covers (below), where the line counts every prompt token: V0 and V1 up to 0.15.x", |e| e.prompt_tokens),
+    EngineMetric {
+        metric: Metric {
+            name: "vllm:prompt_tokens_by_source",
+            kind: Kind::Counter,
+            help: "Number of prompt tokens by source (local_compute: computed by this engine, prefix-cache hits and transferred KV left out).",
+            labels: "`source`: `local_compute`",
+            source: "sum of `Avg prompt throughput` x the window it covers, where the line counts only the prompt tokens computed locally: V1 0.16.0+ and V1 lines of unknown version",
+        },
+        read: Reading::Labelled("source", |e| {
+            e.prompt_tokens_local_compute
+                .map(|v| vec![("local_compute".to_string(), v)])
+                .unwrap_or_default()
+        }),
+        while_down: false,
+    },
     engine_metric!("vllm:generation_tokens", Counter, "Number of generation tokens processed.",
-        "sum of `Avg generation throughput` x min(stats interval, gap since the engine's previous line)", |e| e.generation_tokens),
+        "sum of `Avg generation throughput` x the window it covers: the interval (learned or `--vllm-stats-interval`) plus the logging loop's lateness learned from the line times; the gap for V0 and for a late line; since the start-up line for the first line of a run", |e| e.generation_tokens),
     engine_metric!("vllm:num_preemptions", Counter, "Cumulative number of preemptions from the engine.",
         "sum of `Preemptions: N` (V1 0.11.1+); V0 warnings `total_num_cumulative_preemption=N`", |e| e.preemptions()),
     engine_metric!("vllm:spec_decode_draft_acceptance_rate", Gauge, "Speculative token acceptance rate.",
@@ -131,6 +174,7 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
         read: Reading::Labelled("position", |e| {
             e.spec_per_position.iter().enumerate().map(|(i, v)| (i.to_string(), *v)).collect()
         }),
+        while_down: false,
     },
     engine_metric!("llmtail_vllm_num_requests_deferred", Gauge, "Waiting requests deferred by LoRA budget, KV transfer or blocked status (included in waiting).",
         "stats line `Deferred: N reqs` (0.20+; printed only when non-zero, so absent after a first one means 0)", |e| e.deferred),
@@ -150,6 +194,7 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
             ],
             None => Vec::new(),
         }),
+        while_down: false,
     },
     engine_metric!("llmtail_vllm_corrupted_requests", Gauge, "Requests with NaNs in logits in the last interval (VLLM_COMPUTE_NANS_IN_LOGITS=1).",
         "stats line `Corrupted: N reqs`", |e| e.corrupted),
@@ -171,6 +216,23 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
         "`Iteration(N): ..., B context tokens, ...`", |e| e.iteration_context_tokens),
     engine_metric!("llmtail_vllm_iteration_generation_tokens", Counter, "Generation tokens scheduled, summed over steps.",
         "`Iteration(N): ..., D generation tokens, ...`", |e| e.iteration_generation_tokens),
+    liveness_metric!("llmtail_vllm_engine_up", Gauge, "1 while the engine is alive; 0 after a shutdown or crash line, or when a stats line it was due to print is 3 intervals late. Its gauges are not exported while it is 0.",
+        "start-up and stats lines (1); shutdown, crash and overdue lines (0)", |e| Some(e.up())),
+    liveness_metric!("llmtail_vllm_engine_starts", Counter, "Start-ups of the engine seen in the log.",
+        "version and engine config lines (one start-up however many of them)", |e| Some(e.starts as f64)),
+    liveness_metric!("llmtail_vllm_engine_last_line_timestamp_seconds", Gauge, "When the engine's last stats line was written.",
+        "record head or envelope time", |e| e.pacing.last_line_at()),
+    EngineMetric {
+        metric: Metric {
+            name: "llmtail_vllm_info",
+            kind: Kind::Gauge,
+            help: "Always 1; the version label says which vLLM wrote the log (unknown when neither the log nor --vllm-version says).",
+            labels: "`version`",
+            source: "`vLLM API server version X`, the 0.15+ logo and `vLLM server version X`, the engine config line `(vX)`; else `--vllm-version`",
+        },
+        read: Reading::Labelled("version", |e| vec![(e.version_label.clone(), 1.0)]),
+        while_down: true,
+    },
 ];
 
 /// How to read one TensorRT-LLM series out of an executor's state.
@@ -367,6 +429,13 @@ pub mod agent {
         labels: "`log`",
         source: "the reader",
     };
+    pub const VLLM_STATS_LOGGING_DISABLED: Metric = Metric {
+        name: "llmtail_vllm_stats_logging_disabled",
+        kind: Kind::Gauge,
+        help: "1 when vLLM said it prints no stats lines (several API servers, the data-parallel default; fix: vllm serve --api-server-count 1).",
+        labels: "`log`",
+        source: "`AsyncLLM created with api_server_count more than 1; disabling stats logging ...`",
+    };
     pub const BUILD_INFO: Metric = Metric {
         name: "llmtail_build_info",
         kind: Kind::Gauge,
@@ -387,6 +456,7 @@ pub mod agent {
         OPEN_ERRORS,
         OPEN,
         OFFSET,
+        VLLM_STATS_LOGGING_DISABLED,
         BUILD_INFO,
     ];
 }

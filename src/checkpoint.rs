@@ -219,7 +219,7 @@ mod tests {
     fn a_checkpoint_round_trips_through_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.json");
-        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None);
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
         log.io.lines_read = 42;
         log.vllm.model_name = Some("qwen3-8b".into());
         log.vllm
@@ -255,7 +255,7 @@ mod tests {
 
         let loaded = Checkpoint::load(&path).unwrap().unwrap();
         assert_eq!(loaded, checkpoint);
-        let mut fresh = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None);
+        let mut fresh = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
         loaded
             .log("/var/log/vllm.log")
             .unwrap()

@@ -62,11 +62,17 @@ pub struct Cli {
     #[arg(long = "label", value_name = "NAME=VALUE")]
     pub labels: Vec<String>,
 
-    /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL): each stats line's throughput covers this
-    /// many seconds, which is how vllm:prompt_tokens_total and vllm:generation_tokens_total are
-    /// rebuilt from it. [default: 10]
-    #[arg(long = "vllm-stats-interval", value_name = "SECONDS")]
-    pub vllm_stats_interval: Option<f64>,
+    /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL), which turns each stats line's throughput
+    /// into tokens for the token counters: 'auto' learns it per engine from the spacing of its
+    /// lines (10 until learned); a number of seconds forces it. [default: auto]
+    #[arg(long = "vllm-stats-interval", value_name = "SECONDS|auto")]
+    pub vllm_stats_interval: Option<String>,
+
+    /// The vLLM version that wrote the logs, for logs whose start-up lines (which name it) are
+    /// gone: it decides what 'Avg prompt throughput' counts (all prompt tokens up to 0.15, only
+    /// computed ones from 0.16). A version line in the log wins.
+    #[arg(long = "vllm-version", value_name = "VERSION")]
+    pub vllm_version: Option<String>,
 
     /// How log lines are wrapped: detected per file from its first lines ('auto'), or one of
     /// plain, docker (json-file driver), cri (Kubernetes /var/log/pods), json (JSON logging,

@@ -13,6 +13,7 @@ use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
 use crate::source::LogSpec;
+use crate::state::pacing::StatsInterval;
 
 /// Label names llmtail sets itself; a `--label` may not reuse them.
 pub const RESERVED_LABELS: &[&str] = &[
@@ -27,6 +28,7 @@ pub const RESERVED_LABELS: &[&str] = &[
     "model",
     "rank",
     "le",
+    "source",
 ];
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
@@ -46,6 +48,8 @@ pub struct LogSettings {
     pub envelope: EnvelopeKind,
     pub model_name: Option<String>,
     pub labels: Vec<(String, String)>,
+    /// The vLLM version that wrote it, when its lines no longer say.
+    pub vllm_version: Option<String>,
 }
 
 /// Everything the agent runs with.
@@ -57,7 +61,7 @@ pub struct Settings {
     pub from: From,
     pub model_name: Option<String>,
     pub labels: Vec<(String, String)>,
-    pub vllm_stats_interval: f64,
+    pub vllm_stats_interval: StatsInterval,
     pub max_line_bytes: usize,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
@@ -71,7 +75,8 @@ struct ConfigFile {
     web: WebSection,
     from: Option<From>,
     model_name: Option<String>,
-    vllm_stats_interval: Option<f64>,
+    vllm_stats_interval: Option<IntervalValue>,
+    vllm_version: Option<String>,
     envelope: Option<EnvelopeKind>,
     max_line_bytes: Option<usize>,
     state_file: Option<PathBuf>,
@@ -79,6 +84,14 @@ struct ConfigFile {
     labels: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     log: Vec<LogEntry>,
+}
+
+/// `vllm_stats_interval = 10` or `"auto"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum IntervalValue {
+    Seconds(f64),
+    Word(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -94,6 +107,7 @@ struct LogEntry {
     path: String,
     envelope: Option<EnvelopeKind>,
     model_name: Option<String>,
+    vllm_version: Option<String>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
 }
@@ -147,6 +161,19 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// `auto` or a positive number of seconds.
+fn stats_interval(text: &str, origin: &str) -> Result<StatsInterval, ConfigError> {
+    if text == "auto" {
+        return Ok(StatsInterval::Auto);
+    }
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(StatsInterval::Fixed(seconds)),
+        _ => Err(ConfigError(format!(
+            "{origin}: {text:?} is not a positive number of seconds nor 'auto'\n  fix: leave it at auto (learned from the lines), or give vLLM's VLLM_LOG_STATS_INTERVAL (10 by default)"
+        ))),
+    }
+}
+
 /// Reads `--log`'s argument: `-`, a glob, or a path.
 pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
     if given == "-" {
@@ -192,6 +219,7 @@ impl Settings {
                 envelope: entry.envelope.unwrap_or(default_envelope),
                 model_name: entry.model_name.clone(),
                 labels,
+                vllm_version: entry.vllm_version.clone(),
             });
         }
         for given in &cli.logs {
@@ -204,6 +232,7 @@ impl Settings {
                 envelope: default_envelope,
                 model_name: None,
                 labels: Vec::new(),
+                vllm_version: None,
             });
         }
         if logs.is_empty() {
@@ -248,14 +277,21 @@ impl Settings {
                 "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
             )));
         }
-        let vllm_stats_interval = cli
-            .vllm_stats_interval
-            .or(config.vllm_stats_interval)
-            .unwrap_or(10.0);
-        if !(vllm_stats_interval.is_finite() && vllm_stats_interval > 0.0) {
-            return Err(ConfigError(format!(
-                "--vllm-stats-interval: {vllm_stats_interval} is not a positive number of seconds\n  fix: use vLLM's VLLM_LOG_STATS_INTERVAL, 10 by default"
-            )));
+        let vllm_stats_interval = match (cli.vllm_stats_interval, config.vllm_stats_interval) {
+            (Some(text), _) => stats_interval(&text, "--vllm-stats-interval")?,
+            (None, Some(IntervalValue::Seconds(seconds))) => {
+                stats_interval(&seconds.to_string(), &format!("{config_origin}, vllm_stats_interval"))?
+            }
+            (None, Some(IntervalValue::Word(text))) => {
+                stats_interval(&text, &format!("{config_origin}, vllm_stats_interval"))?
+            }
+            (None, None) => StatsInterval::Auto,
+        };
+        let vllm_version = cli.vllm_version.or(config.vllm_version);
+        for log in &mut logs {
+            if log.vllm_version.is_none() {
+                log.vllm_version.clone_from(&vllm_version);
+            }
         }
         let max_line_bytes = cli
             .max_line_bytes
@@ -298,7 +334,7 @@ mod tests {
         assert_eq!(s.listen_address.to_string(), "0.0.0.0:3913");
         assert_eq!(s.telemetry_path, "/metrics");
         assert_eq!(s.from, From::Start);
-        assert_eq!(s.vllm_stats_interval, 10.0);
+        assert_eq!(s.vllm_stats_interval, StatsInterval::Auto);
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
@@ -346,6 +382,10 @@ mod tests {
             (
                 &["--log", "x", "--vllm-stats-interval", "0"],
                 "not a positive number",
+            ),
+            (
+                &["--log", "x", "--vllm-stats-interval", "often"],
+                "nor 'auto'",
             ),
         ];
         for (args, expected) in cases {

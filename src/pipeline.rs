@@ -11,13 +11,18 @@ use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::source::{FileId, Lines, LogId, Sink, SkipReason, TailEvent};
-use crate::state::{vllm::Integration, LogState, State, StateSettings};
+use crate::state::{LogState, State, StateSettings};
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
 #[derive(Clone)]
 pub struct Clock(Arc<dyn Fn() -> f64 + Send + Sync>);
 
 impl Clock {
+    /// A clock reading `now` (seconds since the epoch) each time it is asked.
+    pub fn new(now: impl Fn() -> f64 + Send + Sync + 'static) -> Clock {
+        Clock(Arc::new(now))
+    }
+
     pub fn system() -> Clock {
         Clock(Arc::new(|| {
             SystemTime::now()
@@ -71,6 +76,7 @@ struct SourceSettings {
     envelope: EnvelopeKind,
     model_name: Option<String>,
     labels: Vec<(String, String)>,
+    vllm_version: Option<String>,
 }
 
 /// How often the state file is rewritten while lines flow.
@@ -108,9 +114,7 @@ fn first_anchor(raw: &[u8]) -> Option<usize> {
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
     Arc::new(Mutex::new(State::new(StateSettings {
-        integration: Integration {
-            stats_interval_seconds: settings.vllm_stats_interval,
-        },
+        stats_interval: settings.vllm_stats_interval,
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
     })))
@@ -125,6 +129,7 @@ impl Pipeline {
                 envelope: l.envelope,
                 model_name: l.model_name.clone(),
                 labels: l.labels.clone(),
+                vllm_version: l.vllm_version.clone(),
             })
             .collect();
         Pipeline {
@@ -266,14 +271,20 @@ impl Sink for Pipeline {
                     envelope: EnvelopeKind::Auto,
                     model_name: None,
                     labels: Vec::new(),
+                    vllm_version: None,
                 });
             if self.decoders.len() <= index {
                 self.decoders.resize_with(index + 1, || None);
             }
             let year = year_of(self.clock.now());
             self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
-            let mut log_state =
-                LogState::new(label.clone(), *source, settings.labels, settings.model_name);
+            let mut log_state = LogState::new(
+                label.clone(),
+                *source,
+                settings.labels,
+                settings.model_name,
+                settings.vllm_version.as_deref(),
+            );
             if let Some(saved) = self
                 .state_file
                 .as_ref()

@@ -28,9 +28,16 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     if settings.state_file.is_some() {
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
     }
-    let mut pipeline = Pipeline::new(settings, state.clone(), clock);
+    let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     reader(settings, Vec::new())?.read_to_end(&mut pipeline);
-    let text = render::render(&state, render::Format::Text004);
+    // The logs as they stood when their last line was written: an engine is judged gone only
+    // if the log itself says so, or if it fell silent while other lines went on.
+    let now = state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .latest_line_at()
+        .unwrap_or_else(|| clock.now());
+    let text = render::render(&state, render::Format::Text004, now);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
@@ -66,7 +73,7 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let state = new_state(settings);
-    let mut pipeline = Pipeline::new(settings, state.clone(), clock);
+    let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     let mut resume = Vec::new();
     if let Some(path) = &settings.state_file {
         // A state file we cannot use is no reason not to start: the logs rebuild the state.
@@ -97,6 +104,7 @@ pub async fn serve_on(
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
         logs_given: settings.logs.iter().map(|l| l.given.clone()).collect(),
+        clock,
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");

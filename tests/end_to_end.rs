@@ -133,7 +133,7 @@ fn metrics_are_open_metrics_for_prometheus_and_text_0_0_4_for_everyone_else() {
     assert!(open_metrics.body.ends_with("# EOF\n"));
     assert!(open_metrics
         .body
-        .contains("# TYPE vllm:prompt_tokens counter\n"));
+        .contains("# TYPE vllm:generation_tokens counter\n"));
 
     let text = http_get(agent.addr, "/metrics", None).unwrap();
     assert_eq!(
@@ -143,7 +143,7 @@ fn metrics_are_open_metrics_for_prometheus_and_text_0_0_4_for_everyone_else() {
     assert!(!text.body.contains("# EOF"));
     assert!(text
         .body
-        .contains("# TYPE vllm:prompt_tokens_total counter\n"));
+        .contains("# TYPE vllm:generation_tokens_total counter\n"));
 }
 
 #[test]

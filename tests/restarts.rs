@@ -31,14 +31,27 @@ fn append(path: &Path, lines: std::ops::RangeInclusive<u32>) {
     }
 }
 
-/// `(lines read, prompt tokens, running)` once the agent shows line `last`.
+/// When line `n` was written (UTC): 2026-11-22 10:00:00 + 10 n seconds.
+fn time_of(n: u32) -> f64 {
+    1_795_341_600.0 + 10.0 * f64::from(n)
+}
+
+/// `(lines read, prompt tokens)` once the agent shows line `last`, a second after it was
+/// written. (The lines name no version, so their prompt tokens are vLLM 0.16+'s
+/// locally computed ones.)
 fn counters_at(agent: &RunningAgent, log: &Path, last: u32) -> (f64, f64) {
     let label = log.to_str().unwrap();
+    agent.clock.set(time_of(last) + 1.0);
     let metrics = agent.wait_for(&format!("line {last}"), |m| {
         sample(m, "vllm:num_requests_running", &[("log", label)]) == Some(f64::from(last))
     });
     let read = sample(&metrics, "llmtail_lines_read_total", &[("log", label)]).unwrap();
-    let tokens = sample(&metrics, "vllm:prompt_tokens_total", &[("log", label)]).unwrap();
+    let tokens = sample(
+        &metrics,
+        "vllm:prompt_tokens_by_source_total",
+        &[("log", label), ("source", "local_compute")],
+    )
+    .unwrap();
     (read, tokens)
 }
 
@@ -145,7 +158,7 @@ fn a_log_truncated_and_rewritten_while_down_is_read_again_from_its_start() {
         .map(|n| stats_line(n).replace("Waiting: 0", "Waiting: 1") + "\n")
         .collect();
     std::fs::write(&setup.log, rewritten).unwrap();
-    let second = RunningAgent::start(&setup.flags());
+    let second = RunningAgent::start_at(&setup.flags(), time_of(40) + 1.0);
     let metrics = second.wait_for("line 40", |m| {
         sample(m, "vllm:num_requests_running", &[]) == Some(40.0)
     });

@@ -65,6 +65,7 @@ pub const GRAMMAR_NAMES: &[&str] = &[
     "vllm_config",
     "vllm_preemption",
     "vllm_iteration",
+    "vllm_lifecycle",
     "trtllm_iteration",
     "trtllm_capacity",
     "trtllm_identity",
@@ -98,6 +99,21 @@ pub const PREFILTER: &[&str] = &[
     "_rank = ",
     "TensorRT-LLM version: ",
     "loading: ",
+    "server version ",
+    "API version ",
+    "  version ",
+    "FastAPI HTTP",
+    "shutdown complete",
+    "MQLLMEngine",
+    "fatal error",
+    "failed to start",
+    "_handler failed",
+    "DeadError",
+    "died unexpectedly",
+    "ization failed",
+    "Background loop",
+    "loop has died",
+    "disabling stats",
 ];
 
 /// [`PREFILTER`] as one automaton. Leftmost-first, because overlapping search cannot use the
@@ -112,7 +128,8 @@ static FIRST_STAGE: LazyLock<AhoCorasick> = LazyLock::new(|| {
 /// Each engine's anchors, leftmost-first (SIMD) like [`FIRST_STAGE`]: the second stage, which
 /// says whose grammar to ask.
 static ENGINE_ANCHORS: LazyLock<[AhoCorasick; 2]> = LazyLock::new(|| {
-    [vllm::ANCHORS, trtllm::ANCHORS].map(|anchors| {
+    let vllm_anchors: Vec<&str> = vllm::anchors().collect();
+    [vllm_anchors.as_slice(), trtllm::ANCHORS].map(|anchors| {
         AhoCorasick::builder()
             .match_kind(MatchKind::LeftmostFirst)
             .build(anchors)
@@ -173,7 +190,7 @@ mod tests {
 
     #[test]
     fn every_anchor_holds_a_prefilter_string() {
-        for anchor in vllm::ANCHORS.iter().chain(trtllm::ANCHORS) {
+        for anchor in vllm::anchors().chain(trtllm::ANCHORS.iter().copied()) {
             assert!(
                 PREFILTER.iter().any(|p| anchor.contains(p)),
                 "no PREFILTER string in anchor {anchor:?}: the first stage would drop its lines"

@@ -15,6 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
+use crate::pipeline::Clock;
 use crate::state::State;
 use render::Format;
 
@@ -25,6 +26,8 @@ pub struct Shared {
     pub telemetry_path: Arc<str>,
     /// The `--log` arguments as given, for the landing page.
     pub logs_given: Arc<[String]>,
+    /// What "now" is when an engine's silence is judged.
+    pub clock: Clock,
 }
 
 /// The router: metrics, landing page, health.
@@ -54,7 +57,9 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     let format = Format::negotiate(accept);
     // Rendering holds the state lock; do it off the async workers so a big exposition never
     // stalls other requests.
-    let body = tokio::task::spawn_blocking(move || render::render(&shared.state, format)).await;
+    let now = shared.clock.now();
+    let body =
+        tokio::task::spawn_blocking(move || render::render(&shared.state, format, now)).await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
         Err(e) => (

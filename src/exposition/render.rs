@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, Kind, Metric, Reading, TrtllmReading, TRTLLM, VLLM_ENGINE};
 use crate::state::trtllm::Histogram;
+use crate::state::vllm::VllmEngine;
 use crate::state::{LogState, State};
 
 /// The two text formats we serve.
@@ -60,11 +61,13 @@ impl Format {
     }
 }
 
-/// Renders the state in `format`.
-pub fn render(state: &Arc<Mutex<State>>, format: Format) -> String {
+/// Renders the state in `format`, judging each engine's liveness at `now` (seconds since the
+/// epoch) first.
+pub fn render(state: &Arc<Mutex<State>>, format: Format, now: f64) -> String {
     // A poisoned lock means a reader thread panicked mid-batch; the numbers are still the best
     // we have, and a scrape must not fail because of it.
-    let state = state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+    state.judge(now);
     let mut out = Exposition {
         out: String::with_capacity(64 * 1024),
         format,
@@ -230,13 +233,18 @@ impl Exposition {
         }
 
         for row in VLLM_ENGINE {
+            let shown = |(_, engine): &&(String, &VllmEngine)| {
+                row.shown_while_down() || !engine.status.is_down()
+            };
             let values: Vec<_> = match row.read {
                 Reading::One(read) => engines
                     .iter()
+                    .filter(shown)
                     .filter_map(|(common, engine)| Some((common, None, read(engine)?)))
                     .collect(),
                 Reading::Labelled(name, read) => engines
                     .iter()
+                    .filter(shown)
                     .flat_map(|(common, engine)| {
                         read(engine)
                             .into_iter()
@@ -338,6 +346,14 @@ impl Exposition {
         self.per_log(&agent::OPEN_ERRORS, &logs, |l| l.io.open_errors as f64);
         self.per_log(&agent::OPEN, &logs, |l| if l.io.open { 1.0 } else { 0.0 });
         self.per_log(&agent::OFFSET, &logs, |l| l.io.offset as f64);
+        let vllm_logs: Vec<_> = logs
+            .iter()
+            .filter(|(_, l)| l.vllm.starts > 0 || !l.vllm.engines.is_empty() || l.vllm.stats_logging_disabled)
+            .cloned()
+            .collect();
+        self.per_log(&agent::VLLM_STATS_LOGGING_DISABLED, &vllm_logs, |l| {
+            f64::from(u8::from(l.vllm.stats_logging_disabled))
+        });
         self.family(&agent::BUILD_INFO);
         let version = label_set([("version", env!("CARGO_PKG_VERSION"))]);
         self.sample(agent::BUILD_INFO.name, "", None, &version, 1.0);
@@ -438,7 +454,7 @@ mod tests {
     fn text_004_names_counters_by_their_samples_and_open_metrics_by_their_family() {
         let metric = crate::catalog::VLLM_ENGINE
             .iter()
-            .find(|m| m.metric.name == "vllm:prompt_tokens")
+            .find(|m| m.metric.name == "vllm:generation_tokens")
             .unwrap()
             .metric;
         let mut text = Exposition {
@@ -446,12 +462,12 @@ mod tests {
             format: Format::Text004,
         };
         text.family(&metric);
-        assert_eq!(text.out, "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n# TYPE vllm:prompt_tokens_total counter\n");
+        assert_eq!(text.out, "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n# TYPE vllm:generation_tokens_total counter\n");
         let mut open = Exposition {
             out: String::new(),
             format: Format::OpenMetrics,
         };
         open.family(&metric);
-        assert_eq!(open.out, "# HELP vllm:prompt_tokens Number of prefill tokens processed.\n# TYPE vllm:prompt_tokens counter\n");
+        assert_eq!(open.out, "# HELP vllm:generation_tokens Number of generation tokens processed.\n# TYPE vllm:generation_tokens counter\n");
     }
 }

@@ -4,23 +4,27 @@
 //! state is a pure function of the lines applied (their order and timestamps), which is what
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
+pub mod liveness;
+pub mod pacing;
 pub mod trtllm;
+pub mod version;
 pub mod vllm;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use llmtail_grammars::{vllm::VllmRecord, Parsed, Record};
+use llmtail_grammars::{Parsed, Record};
 use serde::{Deserialize, Serialize};
 
 use crate::source::SkipReason;
+use pacing::StatsInterval;
 use trtllm::TrtllmLog;
-use vllm::{EngineKey, Integration, VllmEngine};
+pub use vllm::VllmLog;
 
 /// Settings that shape how records become series.
 #[derive(Debug, Clone)]
 pub struct StateSettings {
-    pub integration: Integration,
+    /// `--vllm-stats-interval`: how vLLM's throughputs become token counts.
+    pub stats_interval: StatsInterval,
     /// `--model-name`: the `model_name` label when the log never names its model.
     pub model_name: Option<String>,
     /// `--label`s: constant labels on every engine series.
@@ -84,90 +88,6 @@ impl LogIo {
     }
 }
 
-/// The vLLM side of one log.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct VllmLog {
-    /// From the engine config line: `served_model_name`, else `model`.
-    pub model_name: Option<String>,
-    pub engines: BTreeMap<EngineKey, VllmEngine>,
-    /// Spec-decoding and V0 prefix-cache lines carry no engine prefix: they follow the stats
-    /// line of their engine, so they belong to the engine of the last stats line.
-    pub last_stats_engine: Option<EngineKey>,
-}
-
-impl VllmLog {
-    fn apply(
-        &mut self,
-        record: &VllmRecord<'_>,
-        process: Option<&str>,
-        at: Option<f64>,
-        integration: Integration,
-    ) {
-        let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
-        match record {
-            VllmRecord::Stats(stats) => {
-                let key = scope_key(stats.engine, stats.aggregated_engines)
-                    .unwrap_or(EngineKey::Index(0));
-                self.engines
-                    .entry(key)
-                    .or_default()
-                    .apply_stats(stats, at, integration);
-                self.last_stats_engine = Some(key);
-            }
-            VllmRecord::SpecDecoding(spec) => self
-                .engines
-                .entry(following_stats)
-                .or_default()
-                .apply_spec_decoding(spec),
-            VllmRecord::PrefixCacheV0(_) => self
-                .engines
-                .entry(following_stats)
-                .or_default()
-                .apply_other(record),
-            VllmRecord::Preemptions(p) => self
-                .engines
-                .entry(EngineKey::of_process(process))
-                .or_default()
-                .apply_cumulative_preemptions(p.cumulative),
-            VllmRecord::EngineConfig(config) => {
-                let name = config.served_model_name.unwrap_or(config.model);
-                if self.model_name.as_deref() != Some(name) {
-                    // Another model is being served from this log now: the old model's series end.
-                    if self.model_name.is_some() {
-                        self.engines.clear();
-                        self.last_stats_engine = None;
-                    }
-                    self.model_name = Some(name.to_string());
-                }
-            }
-            VllmRecord::NumGpuBlocks(n) => {
-                let key = scope_key(n.engine, n.aggregated_engines)
-                    .unwrap_or(EngineKey::of_process(process));
-                self.engines.entry(key).or_default().apply_other(record);
-            }
-            VllmRecord::Iteration(it) => {
-                let key = scope_key(it.engine, None).unwrap_or(EngineKey::of_process(process));
-                self.engines.entry(key).or_default().apply_other(record);
-            }
-            VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
-                self.engines
-                    .entry(EngineKey::of_process(process))
-                    .or_default()
-                    .apply_other(record)
-            }
-        }
-    }
-}
-
-fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> {
-    match (engine, aggregated) {
-        (Some(n), _) => Some(EngineKey::Index(n)),
-        (None, Some(_)) => Some(EngineKey::Aggregated),
-        (None, None) => None,
-    }
-}
-
 /// One followed file (a path, or one match of a glob).
 #[derive(Debug, Clone)]
 pub struct LogState {
@@ -181,16 +101,21 @@ pub struct LogState {
     pub model_name: Option<String>,
     pub io: LogIo,
     pub parsed: Vec<GrammarCount>,
+    /// The latest time a parsed line of this log carried: the log's own present.
+    pub latest_line_at: Option<f64>,
     pub vllm: VllmLog,
     pub trtllm: TrtllmLog,
 }
 
 impl LogState {
+    /// `vllm_version`: `--vllm-version` or the entry's `vllm_version`, for a log whose own
+    /// version line is gone.
     pub fn new(
         label: Arc<str>,
         source: usize,
         labels: Vec<(String, String)>,
         model_name: Option<String>,
+        vllm_version: Option<&str>,
     ) -> Self {
         LogState {
             label,
@@ -199,7 +124,8 @@ impl LogState {
             model_name,
             io: LogIo::default(),
             parsed: Vec::new(),
-            vllm: VllmLog::default(),
+            latest_line_at: None,
+            vllm: VllmLog::with_version(vllm_version),
             trtllm: TrtllmLog::default(),
         }
     }
@@ -227,10 +153,13 @@ impl LogState {
                 last_timestamp: at,
             }),
         }
+        if let Some(t) = line_time {
+            self.latest_line_at = Some(self.latest_line_at.map_or(t, |l| l.max(t)));
+        }
         match &parsed.record {
             Record::Vllm(record) => {
                 self.vllm
-                    .apply(record, parsed.process, line_time, settings.integration)
+                    .apply(record, parsed.process, line_time, settings.stats_interval)
             }
             Record::Trtllm(record) => self.trtllm.apply(record, line_time),
         }
@@ -284,5 +213,21 @@ impl State {
 
     pub fn iter_logs(&self) -> impl Iterator<Item = &LogState> {
         self.logs.iter().flatten()
+    }
+
+    /// Judges every engine's liveness at `now` (seconds since the epoch), before a scrape.
+    pub fn judge(&mut self, now: f64) {
+        let interval = self.settings.stats_interval;
+        for log in self.logs.iter_mut().flatten() {
+            log.vllm.judge(now, interval);
+        }
+    }
+
+    /// The latest line time of any log: "now" for a one-shot reading, which shows the logs as
+    /// they stood when their last line was written.
+    pub fn latest_line_at(&self) -> Option<f64> {
+        self.iter_logs()
+            .filter_map(|l| l.latest_line_at)
+            .reduce(f64::max)
     }
 }

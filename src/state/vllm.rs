@@ -5,8 +5,14 @@
 //! would count, rebuilt from the lines: per-interval sums are added, cumulative totals (V0)
 //! are followed across engine restarts.
 
-use llmtail_grammars::vllm::{SpecDecoding, VllmRecord, VllmStats};
+use std::collections::BTreeMap;
+
+use llmtail_grammars::vllm::{Lifecycle, SpecDecoding, VllmRecord, VllmStats};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::liveness::{self, DownReason, LastWord, Phase, Status};
+use super::pacing::{IntervalSource, Pacing, StartMarks, StatsInterval};
+use super::version::{VersionSource, VllmVersion};
 
 /// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
 /// that label, so it can key a JSON map.
@@ -101,7 +107,11 @@ pub struct VllmEngine {
     pub mm_cache_hit_rate: Option<f64>,
     pub prompt_throughput: Option<f64>,
     pub generation_throughput: Option<f64>,
+    /// Every prompt token (V0, V1 up to 0.15.x): vLLM's `vllm:prompt_tokens_total`.
     pub prompt_tokens: Option<f64>,
+    /// Prompt tokens computed locally (V1 0.16.0+, where the line leaves out prefix-cache
+    /// hits and transferred KV): `vllm:prompt_tokens_by_source_total{source="local_compute"}`.
+    pub prompt_tokens_local_compute: Option<f64>,
     pub generation_tokens: Option<f64>,
     /// V1 `Preemptions: n` summed, plus V0's cumulative warning totals.
     pub preemptions_summed: Option<f64>,
@@ -121,16 +131,27 @@ pub struct VllmEngine {
     pub iterations: Option<f64>,
     pub iteration_context_tokens: Option<f64>,
     pub iteration_generation_tokens: Option<f64>,
-    /// When this engine's previous stats line was written (seconds), to cap token integration.
-    last_stats_at: Option<f64>,
+    /// Start-ups of this engine seen in the log.
+    pub starts: u64,
+    /// When the last line about this engine was written.
+    pub last_line_at: Option<f64>,
+    /// The spacing of this engine's stats lines: the interval and the window of each line.
+    pub pacing: Pacing,
+    /// Whether the last stats line was V0's (V0 and V1 pace their lines differently).
+    pub last_line_v0: bool,
+    /// Judged at each scrape from the log's last word and the time.
+    #[serde(skip)]
+    pub status: Status,
+    /// The log's vLLM version (`unknown` when not known), set with the status.
+    #[serde(skip)]
+    pub version_label: String,
 }
 
-/// How vLLM's throughput lines turn into token counters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Integration {
-    /// vLLM's stats interval (`VLLM_LOG_STATS_INTERVAL`, 10 s by default): each line's
-    /// throughput is the tokens of one such interval divided by its length.
-    pub stats_interval_seconds: f64,
+/// How a stats line is read: the settings and what the log said about its vLLM.
+#[derive(Debug, Clone, Copy)]
+pub struct Reading<'a> {
+    pub interval: StatsInterval,
+    pub version: Option<&'a VllmVersion>,
 }
 
 fn add(counter: &mut Option<f64>, amount: f64) {
@@ -174,6 +195,11 @@ pub fn fraction_of_percent(percent: f64) -> f64 {
     percent / 100.0
 }
 
+/// A V0 stats line: only V0 has `Swapped` and `Pending`.
+fn is_v0(stats: &VllmStats<'_>) -> bool {
+    stats.swapped.is_some() || stats.pending.is_some()
+}
+
 /// Fields vLLM prints only while non-zero: once seen, a line without them means zero.
 fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
     match printed {
@@ -185,12 +211,20 @@ fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
 
 impl VllmEngine {
     /// Applies a stats line written at `at` (seconds, when the line says).
-    pub fn apply_stats(
-        &mut self,
-        stats: &VllmStats<'_>,
-        at: Option<f64>,
-        integration: Integration,
-    ) {
+    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: Reading<'_>) {
+        self.apply_stats_gauges(stats);
+        if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
+            self.integrate_throughput(stats, at, reading);
+        }
+        // `Preemptions: n` is printed only when non-zero (0.11.1+), and older lines have no such
+        // field: the counter appears with the first preemption the log reports.
+        if let Some(n) = stats.preemptions {
+            add(&mut self.preemptions_summed, n as f64);
+        }
+        self.last_line_at = at.or(self.last_line_at);
+    }
+
+    fn apply_stats_gauges(&mut self, stats: &VllmStats<'_>) {
         let count = |v: Option<u64>| v.map(|v| v as f64);
         self.running = count(stats.running).or(self.running);
         self.waiting = count(stats.waiting.or(stats.pending)).or(self.waiting);
@@ -214,29 +248,84 @@ impl VllmEngine {
             .or(self.external_prefix_cache_hit_rate);
         self.mm_cache_hit_rate =
             percent(stats.mm_cache_hit_rate_percent).or(self.mm_cache_hit_rate);
+        self.prompt_throughput = stats.prompt_throughput.or(self.prompt_throughput);
+        self.generation_throughput = stats.generation_throughput.or(self.generation_throughput);
+    }
 
-        if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
-            let interval = integration.stats_interval_seconds;
-            // The throughput covers one stats interval, or less when the previous line of this
-            // engine came sooner (V0's 5 s local interval). Without timestamps: one interval.
-            let window = match (at, self.last_stats_at) {
-                (Some(now), Some(before)) if now >= before => (now - before).min(interval),
-                _ => interval,
+    /// Adds `throughput x window` to the token counters, the window being what vLLM measured
+    /// the throughput over (see [`Pacing`]); prompt tokens go to the counter whose meaning the
+    /// line's version has.
+    fn integrate_throughput(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: Reading<'_>) {
+        let prompt = stats.prompt_throughput.unwrap_or(0.0);
+        let generation = stats.generation_throughput.unwrap_or(0.0);
+        let v0 = is_v0(stats);
+        self.last_line_v0 = v0;
+        let had_work = prompt > 0.0 || generation > 0.0;
+        let window = if v0 {
+            self.pacing.v0_window(at, had_work, reading.interval)
+        } else {
+            self.pacing.v1_window(at, had_work, reading.interval)
+        };
+        if let Some(tp) = stats.prompt_throughput {
+            let all_tokens = v0 || VllmVersion::v1_prompt_counts_all_tokens(reading.version);
+            let counter = if all_tokens {
+                &mut self.prompt_tokens
+            } else {
+                &mut self.prompt_tokens_local_compute
             };
-            if let Some(tp) = stats.prompt_throughput {
-                self.prompt_throughput = Some(tp);
-                self.prompt_tokens = Some(add_tokens(self.prompt_tokens, tp, window));
-            }
-            if let Some(tp) = stats.generation_throughput {
-                self.generation_throughput = Some(tp);
-                self.generation_tokens = Some(add_tokens(self.generation_tokens, tp, window));
-            }
-            self.last_stats_at = at.or(self.last_stats_at);
+            *counter = Some(add_tokens(*counter, tp, window));
         }
-        // `Preemptions: n` is printed only when non-zero (0.11.1+), and older lines have no such
-        // field: the counter appears with the first preemption the log reports.
-        if let Some(n) = stats.preemptions {
-            add(&mut self.preemptions_summed, n as f64);
+        if let Some(tp) = stats.generation_throughput {
+            self.generation_tokens = Some(add_tokens(self.generation_tokens, tp, window));
+        }
+    }
+
+    /// A new start-up of the engine: its gauges end with the old run (the new one prints its
+    /// own), its counters go on, and the first line's window starts at the start-up.
+    pub fn restart(&mut self, marks: StartMarks, interval: StatsInterval) {
+        let mut pacing = std::mem::take(&mut self.pacing);
+        pacing.start(marks, interval);
+        *self = VllmEngine {
+            prompt_tokens: self.prompt_tokens,
+            prompt_tokens_local_compute: self.prompt_tokens_local_compute,
+            generation_tokens: self.generation_tokens,
+            preemptions_summed: self.preemptions_summed,
+            preemptions_cumulative: self.preemptions_cumulative,
+            spec_accepted_tokens: self.spec_accepted_tokens,
+            spec_draft_tokens: self.spec_draft_tokens,
+            spec_emitted_tokens: self.spec_emitted_tokens,
+            spec_v0: self.spec_v0,
+            iterations: self.iterations,
+            iteration_context_tokens: self.iteration_context_tokens,
+            iteration_generation_tokens: self.iteration_generation_tokens,
+            starts: self.starts + 1,
+            last_line_at: self.last_line_at,
+            pacing,
+            ..VllmEngine::default()
+        };
+    }
+
+    /// The interval this engine's lines are read with, and where it comes from.
+    pub fn interval(&self, configured: StatsInterval) -> (f64, IntervalSource) {
+        self.pacing.interval(configured)
+    }
+
+    /// What the engine's lines say about its liveness, for [`liveness::judge`].
+    pub fn last_word(&self, phase: Phase, reading: Reading<'_>) -> LastWord {
+        let prints_idle = VllmVersion::prints_idle_lines(reading.version, self.last_line_v0);
+        LastWord {
+            phase,
+            last_line_at: self.pacing.last_line_at(),
+            next_line_due: self.pacing.last_had_work() || prints_idle,
+            interval: self.interval(reading.interval).0,
+        }
+    }
+
+    pub fn up(&self) -> f64 {
+        if self.status.is_down() {
+            0.0
+        } else {
+            1.0
         }
     }
 
@@ -315,8 +404,187 @@ impl VllmEngine {
             VllmRecord::Stats(_)
             | VllmRecord::SpecDecoding(_)
             | VllmRecord::EngineConfig(_)
-            | VllmRecord::Preemptions(_) => {}
+            | VllmRecord::Preemptions(_)
+            | VllmRecord::Lifecycle(_) => {}
         }
+    }
+}
+
+/// The vLLM side of one log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VllmLog {
+    /// From the engine config line: `served_model_name`, else `model`.
+    pub model_name: Option<String>,
+    pub engines: BTreeMap<EngineKey, VllmEngine>,
+    /// Spec-decoding and V0 prefix-cache lines carry no engine prefix: they follow the stats
+    /// line of their engine, so they belong to the engine of the last stats line.
+    pub last_stats_engine: Option<EngineKey>,
+    /// Which vLLM wrote the log: its own lines, else the settings.
+    pub version: Option<(VllmVersion, VersionSource)>,
+    /// Where the current run stands, from the lifecycle lines.
+    pub phase: Phase,
+    /// Start-ups seen in the log.
+    pub starts: u64,
+    /// The current run's start-up lines, which date its first window.
+    pub marks: StartMarks,
+    /// vLLM said it prints no stats lines (several API servers).
+    pub stats_logging_disabled: bool,
+}
+
+impl VllmLog {
+    /// A log whose version the settings give (`--vllm-version`, `vllm_version`).
+    pub fn with_version(version: Option<&str>) -> VllmLog {
+        VllmLog {
+            version: version.map(|v| (VllmVersion::parse(v), VersionSource::Setting)),
+            ..VllmLog::default()
+        }
+    }
+
+    /// The version the log's lines are read in.
+    pub fn version(&self) -> Option<&VllmVersion> {
+        self.version.as_ref().map(|(v, _)| v)
+    }
+
+    pub fn apply(
+        &mut self,
+        record: &VllmRecord<'_>,
+        process: Option<&str>,
+        at: Option<f64>,
+        interval: StatsInterval,
+    ) {
+        let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
+        match record {
+            VllmRecord::Stats(stats) => {
+                let key = scope_key(stats.engine, stats.aggregated_engines)
+                    .unwrap_or(EngineKey::Index(0));
+                self.phase = Phase::Running;
+                let reading = Reading {
+                    interval,
+                    version: self.version.as_ref().map(|(v, _)| v),
+                };
+                engine(&mut self.engines, key, self.starts, self.marks, interval)
+                    .apply_stats(stats, at, reading);
+                self.last_stats_engine = Some(key);
+            }
+            VllmRecord::SpecDecoding(spec) => self
+                .engine(following_stats, interval)
+                .apply_spec_decoding(spec),
+            VllmRecord::PrefixCacheV0(_) => {
+                self.engine(following_stats, interval).apply_other(record)
+            }
+            VllmRecord::Preemptions(p) => self
+                .engine(EngineKey::of_process(process), interval)
+                .apply_cumulative_preemptions(p.cumulative),
+            VllmRecord::EngineConfig(config) => {
+                self.name_model(config.served_model_name.unwrap_or(config.model));
+                if let Some(version) = config.version {
+                    self.version = Some((VllmVersion::parse(version), VersionSource::Line));
+                }
+                self.start_up(at, interval);
+            }
+            VllmRecord::Lifecycle(event) => self.apply_lifecycle(event, at, interval),
+            VllmRecord::NumGpuBlocks(n) => {
+                let key = scope_key(n.engine, n.aggregated_engines)
+                    .unwrap_or(EngineKey::of_process(process));
+                self.engine(key, interval).apply_other(record);
+            }
+            VllmRecord::Iteration(it) => {
+                let key = scope_key(it.engine, None).unwrap_or(EngineKey::of_process(process));
+                self.engine(key, interval).apply_other(record);
+            }
+            VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
+                self.engine(EngineKey::of_process(process), interval)
+                    .apply_other(record)
+            }
+        }
+    }
+
+    fn engine(&mut self, key: EngineKey, interval: StatsInterval) -> &mut VllmEngine {
+        engine(&mut self.engines, key, self.starts, self.marks, interval)
+    }
+
+    fn apply_lifecycle(&mut self, event: &Lifecycle<'_>, at: Option<f64>, interval: StatsInterval) {
+        let stop = |reason| Phase::Stopped {
+            reason,
+            at: at.unwrap_or(0.0),
+        };
+        match event {
+            Lifecycle::Version { version, .. } => {
+                self.version = Some((VllmVersion::parse(version), VersionSource::Line));
+                self.start_up(at, interval);
+            }
+            Lifecycle::Shutdown => self.phase = stop(DownReason::Shutdown),
+            Lifecycle::Crash => self.phase = stop(DownReason::Crash),
+            Lifecycle::StatsLoggingDisabled => self.stats_logging_disabled = true,
+        }
+    }
+
+    /// Another model is being served from this log now: the old model's series end.
+    fn name_model(&mut self, name: &str) {
+        if self.model_name.as_deref() != Some(name) {
+            if self.model_name.is_some() {
+                self.engines.clear();
+                self.last_stats_engine = None;
+            }
+            self.model_name = Some(name.to_string());
+        }
+    }
+
+    /// A start-up line. The first of a run counts a start-up and restarts every engine; the
+    /// others (version, config and capacity lines of the same start-up) belong to it.
+    fn start_up(&mut self, at: Option<f64>, interval: StatsInterval) {
+        if !self.phase.is_new_run() {
+            return;
+        }
+        self.starts += 1;
+        self.marks = StartMarks::default();
+        self.phase = Phase::Starting {
+            since: at.unwrap_or(0.0),
+        };
+        for engine in self.engines.values_mut() {
+            engine.restart(self.marks, interval);
+        }
+    }
+
+    /// Judges every engine's status at `now`.
+    pub fn judge(&mut self, now: f64, interval: StatsInterval) {
+        let phase = self.phase;
+        let version = self.version.as_ref().map(|(v, _)| v);
+        let label = version.map_or("unknown", |v| v.text.as_str());
+        for engine in self.engines.values_mut() {
+            let reading = Reading { interval, version };
+            engine.status = liveness::judge(engine.last_word(phase, reading), now);
+            if engine.version_label != label {
+                engine.version_label = label.to_string();
+            }
+        }
+    }
+}
+
+/// The engine `key` of a log, created on first sight: an engine first seen after a start-up
+/// belongs to that run (its first line's window starts with it).
+fn engine(
+    engines: &mut BTreeMap<EngineKey, VllmEngine>,
+    key: EngineKey,
+    starts: u64,
+    marks: StartMarks,
+    interval: StatsInterval,
+) -> &mut VllmEngine {
+    engines.entry(key).or_insert_with(|| {
+        let mut engine = VllmEngine::default();
+        if starts > 0 {
+            engine.restart(marks, interval);
+        }
+        engine
+    })
+}
+
+fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> {
+    match (engine, aggregated) {
+        (Some(n), _) => Some(EngineKey::Index(n)),
+        (None, Some(_)) => Some(EngineKey::Aggregated),
+        (None, None) => None,
     }
 }
 
@@ -324,9 +592,17 @@ impl VllmEngine {
 mod tests {
     use super::*;
 
-    const TEN_SECONDS: Integration = Integration {
-        stats_interval_seconds: 10.0,
+    const TEN_SECONDS: Reading<'static> = Reading {
+        interval: StatsInterval::Fixed(10.0),
+        version: None,
     };
+
+    fn in_version(version: &VllmVersion) -> Reading<'_> {
+        Reading {
+            interval: StatsInterval::Fixed(10.0),
+            version: Some(version),
+        }
+    }
 
     fn stats(prompt: f64, generation: f64) -> VllmStats<'static> {
         VllmStats {
@@ -343,10 +619,25 @@ mod tests {
     #[test]
     fn tokens_are_throughput_times_the_stats_interval() {
         let mut engine = VllmEngine::default();
-        engine.apply_stats(&stats(100.0, 20.0), Some(1000.0), TEN_SECONDS);
-        engine.apply_stats(&stats(50.0, 10.0), Some(1010.0), TEN_SECONDS);
+        let v0_15 = VllmVersion::parse("0.15.1");
+        engine.apply_stats(&stats(100.0, 20.0), Some(1000.0), in_version(&v0_15));
+        engine.apply_stats(&stats(50.0, 10.0), Some(1010.0), in_version(&v0_15));
         assert_eq!(engine.prompt_tokens, Some(1500.0));
         assert_eq!(engine.generation_tokens, Some(300.0));
+    }
+
+    #[test]
+    fn from_0_16_and_in_unknown_versions_prompt_tokens_are_the_locally_computed_ones() {
+        for version in [Some(VllmVersion::parse("0.16.0")), None] {
+            let mut engine = VllmEngine::default();
+            let reading = Reading {
+                interval: StatsInterval::Fixed(10.0),
+                version: version.as_ref(),
+            };
+            engine.apply_stats(&stats(100.0, 20.0), Some(1000.0), reading);
+            assert_eq!(engine.prompt_tokens, None);
+            assert_eq!(engine.prompt_tokens_local_compute, Some(1000.0));
+        }
     }
 
     #[test]
@@ -355,17 +646,25 @@ mod tests {
         for step in 0..1000 {
             engine.apply_stats(&stats(0.1, 0.3), Some(f64::from(step) * 10.0), TEN_SECONDS);
         }
-        assert_eq!(engine.prompt_tokens, Some(1000.0));
+        assert_eq!(engine.prompt_tokens_local_compute, Some(1000.0));
         assert_eq!(engine.generation_tokens, Some(3000.0));
     }
 
     #[test]
-    fn a_shorter_gap_caps_the_interval_and_an_idle_gap_does_not_stretch_it() {
+    fn a_late_line_covers_its_gap_and_a_line_after_silence_one_interval() {
         let mut engine = VllmEngine::default();
         engine.apply_stats(&stats(100.0, 0.0), Some(1000.0), TEN_SECONDS);
-        engine.apply_stats(&stats(100.0, 0.0), Some(1005.0), TEN_SECONDS);
+        // The logging loop was held up for 5 s: vLLM measured the 15 s it covered.
+        engine.apply_stats(&stats(100.0, 0.0), Some(1015.0), TEN_SECONDS);
+        // Room for a line in between, which is missing: one window.
+        engine.apply_stats(&stats(100.0, 0.0), Some(1045.0), TEN_SECONDS);
+        engine.apply_stats(&stats(0.0, 0.0), Some(1055.0), TEN_SECONDS);
+        // Idle calls in between were not printed; each started a new window.
         engine.apply_stats(&stats(100.0, 0.0), Some(1600.0), TEN_SECONDS);
-        assert_eq!(engine.prompt_tokens, Some(1000.0 + 500.0 + 1000.0));
+        assert_eq!(
+            engine.prompt_tokens_local_compute,
+            Some(1000.0 + 1500.0 + 1000.0 + 0.0 + 1000.0)
+        );
     }
 
     #[test]

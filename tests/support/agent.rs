@@ -9,6 +9,34 @@ use llmtail::cli::Cli;
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;
 
+/// What time it is for an agent under test, unless the test says otherwise:
+/// 2026-11-22T13:25:05Z, a few seconds after the `11-22 13:25:01` lines the tests write, so
+/// an engine whose last line is that one is up. (The system clock would make every engine in
+/// these fixed-date lines overdue, hence down.)
+pub const TESTS_NOW: f64 = 1_795_353_905.0;
+
+/// An agent's clock that the test sets: time passes when the test says so.
+#[derive(Clone)]
+pub struct TestClock(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl TestClock {
+    pub fn at(seconds: f64) -> TestClock {
+        TestClock(std::sync::Arc::new(std::sync::atomic::AtomicU64::new(
+            seconds.to_bits(),
+        )))
+    }
+
+    pub fn set(&self, seconds: f64) {
+        self.0
+            .store(seconds.to_bits(), std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn clock(&self) -> Clock {
+        let now = self.0.clone();
+        Clock::new(move || f64::from_bits(now.load(std::sync::atomic::Ordering::SeqCst)))
+    }
+}
+
 /// How long any condition in these tests may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -116,11 +144,19 @@ pub struct RunningAgent {
     pub addr: SocketAddr,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+    /// What time it is for the agent.
+    pub clock: TestClock,
 }
 
 impl RunningAgent {
-    /// Starts the agent with these flags (`--web.listen-address` is chosen here).
+    /// Starts the agent with these flags (`--web.listen-address` is chosen here), at
+    /// [`TESTS_NOW`].
     pub fn start(args: &[&str]) -> RunningAgent {
+        RunningAgent::start_at(args, TESTS_NOW)
+    }
+
+    /// Starts the agent with these flags, its clock at `now` (seconds since the epoch).
+    pub fn start_at(args: &[&str], now: f64) -> RunningAgent {
         let mut argv = vec!["llmtail"];
         argv.extend_from_slice(args);
         let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
@@ -129,13 +165,15 @@ impl RunningAgent {
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let test_clock = TestClock::at(now);
+        let clock = test_clock.clock();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
-                llmtail::run::serve_on(&settings, listener, Clock::system(), async {
+                llmtail::run::serve_on(&settings, listener, clock, async {
                     let _ = rx.await;
                 })
                 .await
@@ -145,6 +183,7 @@ impl RunningAgent {
             addr,
             shutdown: Some(tx),
             thread: Some(thread),
+            clock: test_clock,
         };
         assert!(
             eventually(|| agent.get("/-/ready").is_ok_and(|r| r.status == 200)),

@@ -8,6 +8,7 @@
 
 pub mod fields;
 pub mod head;
+pub mod lifecycle;
 pub mod spec;
 pub mod startup;
 pub mod stats;
@@ -15,6 +16,8 @@ pub mod stats;
 use serde::Serialize;
 
 use crate::Parsed;
+
+pub use lifecycle::Lifecycle;
 
 pub use spec::SpecDecoding;
 pub use startup::{Blocks, EngineConfig, KvCacheSize, MaxConcurrency, NumGpuBlocks, Preemptions};
@@ -36,6 +39,11 @@ pub const ANCHORS: &[&str] = &[
     "total_num_cumulative_preemption=",
     "Iteration(",
 ];
+
+/// Every anchor of this module: the stats and startup ones above, and the lifecycle lines'.
+pub fn anchors() -> impl Iterator<Item = &'static str> {
+    ANCHORS.iter().chain(lifecycle::ANCHORS).copied()
+}
 
 /// What one vLLM line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +69,8 @@ pub enum VllmRecord<'a> {
     Preemptions(Preemptions),
     /// `Iteration(N): ...` detail lines (`--enable-logging-iteration-details`, 0.14+).
     Iteration(Iteration<'a>),
+    /// A version line, or a line that says the server stopped or the engine died.
+    Lifecycle(Lifecycle<'a>),
 }
 
 impl VllmRecord<'_> {
@@ -77,6 +87,7 @@ impl VllmRecord<'_> {
             VllmRecord::EngineConfig(_) => "vllm_config",
             VllmRecord::Preemptions(_) => "vllm_preemption",
             VllmRecord::Iteration(_) => "vllm_iteration",
+            VllmRecord::Lifecycle(_) => "vllm_lifecycle",
         }
     }
 }
@@ -84,13 +95,53 @@ impl VllmRecord<'_> {
 /// Parses a line that contains one of [`ANCHORS`].
 pub fn parse(line: &str) -> Option<Parsed<'_>> {
     let head = head::split(line);
-    let message = head.message;
+    let message = without_ray_dedup(head.message);
     let record = stats::parse(message)
         .or_else(|| spec::parse(message))
-        .or_else(|| startup::parse(message))?;
+        .or_else(|| startup::parse(message))
+        .or_else(|| lifecycle::parse(message))?;
     Some(Parsed {
         time: head.time,
         process: head.process,
         record: crate::Record::Vllm(record),
     })
+}
+
+/// The message without the ` [repeated 2x across cluster]` Ray appends to a line when it folds
+/// similar lines of several workers into one (`RAY_DEDUP_LOGS`): the values on the line are
+/// the line's own, the folded lines are gone.
+fn without_ray_dedup(message: &str) -> &str {
+    let trimmed = message.trim_end();
+    let Some(body) = trimmed.strip_suffix("x across cluster]") else {
+        return message;
+    };
+    match body.rfind(" [repeated ") {
+        Some(at)
+            if body[at + " [repeated ".len()..]
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && body.len() > at + " [repeated ".len() =>
+        {
+            &body[..at]
+        }
+        _ => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_ray_dedup;
+
+    #[test]
+    fn rays_dedup_suffix_is_not_part_of_the_message() {
+        assert_eq!(
+            without_ray_dedup("Running: 3 reqs [repeated 2x across cluster]"),
+            "Running: 3 reqs"
+        );
+        assert_eq!(
+            without_ray_dedup("Running: 3 reqs [repeated x across cluster]"),
+            "Running: 3 reqs [repeated x across cluster]"
+        );
+        assert_eq!(without_ray_dedup("Running: 3 reqs"), "Running: 3 reqs");
+    }
 }

@@ -1,0 +1,254 @@
+//! How one vLLM engine's stats lines are spaced, and so what stretch of time each line's
+//! throughput covers: what turns `Avg generation throughput: X tokens/s` into tokens.
+//!
+//! vLLM V1 (`v1/metrics/loggers.py`) divides the tokens since its previous `log()` call by the
+//! time since that call. The API server calls `log()` from a loop that sleeps
+//! `VLLM_LOG_STATS_INTERVAL` (T) *after* the previous call returned, so each window is T plus
+//! however late the event loop woke up. A call whose window and the one before had no tokens
+//! is logged at DEBUG (not printed), and every call, printed or not, starts a new window. So:
+//!
+//! - after a line that showed work the next call is always printed: the gap between the two is
+//!   exactly one window. The smallest such gap is T (the log prints whole seconds; a window is
+//!   never shorter than T), which is how T is learned;
+//! - over a run of such consecutive lines the windows telescope: the line times give the run's
+//!   length to within a second however long it is, so the lateness is the run's drift per line
+//!   (`span / gaps - T`), estimated over every run seen, not per line;
+//! - a line after silence covers one window (T + lateness), not the silence;
+//! - the first line after a start-up covers the time since the stat logger was built, which is
+//!   before the server's start-up finished and its logging loop began (see [`StartMarks`]).
+//!
+//! V0 engines print from their own step loop when 5 s have passed, over the time since their
+//! previous print: the gap itself, capped by the API server's 10 s `do_log_stats`.
+
+use serde::{Deserialize, Serialize};
+
+/// `--vllm-stats-interval`: a number of seconds, or learned from the lines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StatsInterval {
+    Auto,
+    Fixed(f64),
+}
+
+/// vLLM's `VLLM_LOG_STATS_INTERVAL` default, used until an interval is learned.
+pub const DEFAULT_INTERVAL: f64 = 10.0;
+
+/// Busy gaps needed before the smallest one is taken as the interval.
+const GAPS_TO_LEARN: u32 = 3;
+
+/// Gaps of consecutive lines needed before their drift is taken as the lateness: with fewer,
+/// the one-second resolution of the line times is larger than any lateness worth correcting.
+const GAPS_FOR_LATENESS: u32 = 6;
+
+/// Where the interval in use comes from, for the landing page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntervalSource {
+    /// `--vllm-stats-interval N`.
+    Forced,
+    /// Learned from this engine's lines.
+    Learned,
+    /// Not learned yet: vLLM's default.
+    Default,
+}
+
+impl IntervalSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IntervalSource::Forced => "set by --vllm-stats-interval",
+            IntervalSource::Learned => "learned from the lines",
+            IntervalSource::Default => "vLLM's default (not learned yet)",
+        }
+    }
+}
+
+/// The start-up lines that date the first window of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StartMarks {
+    /// When vLLM's stat logger was built and began counting tokens.
+    pub counting_since: Option<f64>,
+    /// When the API server's periodic logging loop began: its first call comes one interval later.
+    pub logging_since: Option<f64>,
+}
+
+/// What is known about the spacing of one engine's lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pacing {
+    /// The previous stats line: when, and whether it showed work.
+    last_at: Option<f64>,
+    last_had_work: bool,
+    /// The smallest gap after a line that showed work, and how many such gaps were seen since
+    /// the last start-up. `prior_interval` is what was learned before that start-up.
+    min_busy_gap: Option<f64>,
+    busy_gaps: u32,
+    prior_interval: Option<f64>,
+    /// The run of regular consecutive gaps going on now: its first line and its gaps.
+    run_start: Option<f64>,
+    run_gaps: u32,
+    /// Finished runs, summed: their length and their gaps.
+    runs_span: f64,
+    runs_gaps: u32,
+    /// Set by a start-up, until the first stats line after it.
+    first_window: Option<StartMarks>,
+}
+
+impl Pacing {
+    /// The interval in use, and where it comes from.
+    pub fn interval(&self, configured: StatsInterval) -> (f64, IntervalSource) {
+        match configured {
+            StatsInterval::Fixed(seconds) => (seconds, IntervalSource::Forced),
+            StatsInterval::Auto => match (self.min_busy_gap, self.prior_interval) {
+                (Some(gap), _) if self.busy_gaps >= GAPS_TO_LEARN => (gap, IntervalSource::Learned),
+                (_, Some(prior)) => (prior, IntervalSource::Learned),
+                _ => (DEFAULT_INTERVAL, IntervalSource::Default),
+            },
+        }
+    }
+
+    /// How late, on average, the logging loop wakes up: the drift of consecutive lines.
+    pub fn lateness(&self, interval: f64) -> f64 {
+        let (span, gaps) = self.spans();
+        if gaps < GAPS_FOR_LATENESS {
+            return 0.0;
+        }
+        (span / f64::from(gaps) - interval).clamp(0.0, 2.0)
+    }
+
+    fn spans(&self) -> (f64, u32) {
+        let current = match (self.run_start, self.last_at) {
+            (Some(start), Some(last)) if self.run_gaps > 0 => last - start,
+            _ => 0.0,
+        };
+        (self.runs_span + current, self.runs_gaps + self.run_gaps)
+    }
+
+    /// When the previous stats line was written.
+    pub fn last_line_at(&self) -> Option<f64> {
+        self.last_at
+    }
+
+    /// Whether the previous stats line showed work (then vLLM always prints the next one).
+    pub fn last_had_work(&self) -> bool {
+        self.last_had_work
+    }
+
+    /// A new start-up: the next line's window begins at `marks`; what was learned stays as a
+    /// prior until the new run's own lines teach it again.
+    pub fn start(&mut self, marks: StartMarks, configured: StatsInterval) {
+        let (interval, source) = self.interval(configured);
+        *self = Pacing {
+            prior_interval: (source == IntervalSource::Learned).then_some(interval),
+            runs_span: self.runs_span,
+            runs_gaps: self.runs_gaps,
+            first_window: Some(marks),
+            ..Pacing::default()
+        };
+    }
+
+    /// The start-up marks of a start-up the next line is the first after, updated as more
+    /// start-up lines arrive.
+    pub fn update_marks(&mut self, update: impl FnOnce(&mut StartMarks)) {
+        if let Some(marks) = &mut self.first_window {
+            update(marks);
+        }
+    }
+
+    /// The window, in seconds, that a V1 stats line written `at` covers.
+    pub fn v1_window(&mut self, at: Option<f64>, had_work: bool, configured: StatsInterval) -> f64 {
+        let (interval, _) = self.interval(configured);
+        let Some(at) = at else {
+            return interval;
+        };
+        let first_window = self.first_window.take();
+        let window = match (self.last_at, first_window) {
+            (_, Some(marks)) => self.first_after_start(at, marks, interval),
+            (Some(last), None) if at >= last => self.after_gap(at - last, configured),
+            _ => interval + self.lateness(interval),
+        };
+        if self.run_start.is_none() {
+            self.run_start = Some(at);
+        }
+        self.last_at = Some(at);
+        self.last_had_work = had_work;
+        window
+    }
+
+    /// The window of a V0 line: the gap since its previous line, at most the API server's
+    /// logging interval.
+    pub fn v0_window(&mut self, at: Option<f64>, had_work: bool, configured: StatsInterval) -> f64 {
+        let cap = match configured {
+            StatsInterval::Fixed(seconds) => seconds,
+            StatsInterval::Auto => DEFAULT_INTERVAL,
+        };
+        let window = match (at, self.last_at) {
+            (Some(now), Some(before)) if now >= before => (now - before).min(cap),
+            _ => cap,
+        };
+        self.last_at = at.or(self.last_at);
+        self.last_had_work = had_work;
+        self.first_window = None;
+        window
+    }
+
+    /// The first line after a start-up. vLLM's first call comes one interval after its logging
+    /// loop began; its window reaches back to when counting began. A later call (the first ones
+    /// had no tokens and were not printed) covers one interval.
+    fn first_after_start(&mut self, at: f64, marks: StartMarks, interval: f64) -> f64 {
+        self.close_run();
+        let first_call = match marks.logging_since {
+            Some(logging) => at <= logging + interval + 2.0,
+            None => marks.counting_since.is_some_and(|c| at - c < 2.0 * interval),
+        };
+        match marks.counting_since {
+            Some(counting) if first_call && at >= counting => at - counting,
+            _ => interval + self.lateness(interval),
+        }
+    }
+
+    /// A line `gap` seconds after the previous one.
+    fn after_gap(&mut self, gap: f64, configured: StatsInterval) -> f64 {
+        let (interval, _) = self.interval(configured);
+        let consecutive = self.last_had_work || gap < 1.5 * interval;
+        if !consecutive {
+            // Calls in between had no tokens and were not printed; each started a new window.
+            self.close_run();
+            return interval + self.lateness(interval);
+        }
+        if self.last_had_work {
+            self.learn(gap);
+        }
+        let (interval, _) = self.interval(configured);
+        // A whole second of resolution either way, and up to a second of lateness.
+        if gap >= interval - 1.0 && gap <= interval + 2.0 {
+            self.run_gaps += 1;
+            return interval + self.lateness(interval);
+        }
+        self.close_run();
+        if gap <= 2.0 * interval {
+            // The call came later (or sooner) than the loop's rhythm, with no room for a call
+            // in between: vLLM measured that gap. It is no sample of the usual lateness.
+            gap
+        } else {
+            // Room for calls in between: their lines are missing (a log rotated away, Ray
+            // folding lines), not a loop held up for that long. Count one window.
+            interval + self.lateness(interval)
+        }
+    }
+
+    fn learn(&mut self, gap: f64) {
+        self.busy_gaps = self.busy_gaps.saturating_add(1);
+        self.min_busy_gap = Some(self.min_busy_gap.map_or(gap, |m| m.min(gap)));
+    }
+
+    /// Ends the run of consecutive lines, keeping its length for the lateness estimate. The
+    /// line being applied starts the next run.
+    fn close_run(&mut self) {
+        if let (Some(start), Some(last)) = (self.run_start, self.last_at) {
+            if self.run_gaps > 0 && last >= start {
+                self.runs_span += last - start;
+                self.runs_gaps += self.run_gaps;
+            }
+        }
+        self.run_start = None;
+        self.run_gaps = 0;
+    }
+}
