@@ -56,7 +56,9 @@ fn scrape(c: &mut Criterion) {
         "vllm:num_requests_running{engine=\"7\",model_name=\"\",log=\"/var/log/vllm/gpu50.log\",instance_group=\"a\"} 14.0"
     ));
     let mut group = c.benchmark_group(format!("scrape_{series}_series"));
-    group.bench_function("text_0_0_4", |b| b.iter(|| render(&state, Format::Text004, NOW)));
+    group.bench_function("text_0_0_4", |b| {
+        b.iter(|| render(&state, Format::Text004, NOW))
+    });
     group.bench_function("openmetrics", |b| {
         b.iter(|| render(&state, Format::OpenMetrics, NOW))
     });

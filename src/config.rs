@@ -279,9 +279,10 @@ impl Settings {
         }
         let vllm_stats_interval = match (cli.vllm_stats_interval, config.vllm_stats_interval) {
             (Some(text), _) => stats_interval(&text, "--vllm-stats-interval")?,
-            (None, Some(IntervalValue::Seconds(seconds))) => {
-                stats_interval(&seconds.to_string(), &format!("{config_origin}, vllm_stats_interval"))?
-            }
+            (None, Some(IntervalValue::Seconds(seconds))) => stats_interval(
+                &seconds.to_string(),
+                &format!("{config_origin}, vllm_stats_interval"),
+            )?,
             (None, Some(IntervalValue::Word(text))) => {
                 stats_interval(&text, &format!("{config_origin}, vllm_stats_interval"))?
             }

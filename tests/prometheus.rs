@@ -83,6 +83,20 @@ impl Prometheus {
         value.split('"').next()?.parse().ok()
     }
 
+    /// Waits until an instant query returns no series: a series that left the exposition is
+    /// marked stale at the next scrape.
+    fn wait_for_none(&self, promql: &str) {
+        let mut last = None;
+        let held = eventually(|| {
+            last = self.query(promql);
+            last.is_none()
+        });
+        assert!(
+            held,
+            "Prometheus query {promql}: expected no series, last answer {last:?}"
+        );
+    }
+
     fn wait_for(&self, promql: &str, expected: f64) {
         let mut last = None;
         let held = eventually(|| {
@@ -140,18 +154,27 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
 }
 
 /// promtool lints names; the only complaints allowed are about vLLM's own names, which
-/// dashboards depend on and we must not change. Every fixture log at once: every family.
+/// dashboards depend on and we must not change. Every fixture log's exposition (each read as
+/// of its own last line, so that its engines are up): every family.
 #[test]
 fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
     let Some(promtool) = tool("promtool") else {
         return;
     };
-    let agent = RunningAgent::start(&["--log", "fixtures/replay/*.log"]);
-    let metrics = agent.metrics();
+    let expositions: Vec<String> = crate::replay::replay_logs()
+        .iter()
+        .map(|log| crate::replay::replay(log))
+        .collect();
+    let all = expositions.concat();
     assert!(
-        metrics.contains("nv_trt_llm_request_metrics{")
-            && metrics.contains("vllm:num_requests_running{")
+        all.contains("nv_trt_llm_request_metrics{") && all.contains("vllm:num_requests_running{")
     );
+    for metrics in &expositions {
+        lint(&promtool, metrics);
+    }
+}
+
+fn lint(promtool: &Path, metrics: &str) {
     let mut child = Command::new(promtool)
         .args(["check", "metrics"])
         .stdin(Stdio::piped())
@@ -229,4 +252,57 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
         .count();
     server.wait_for("llmtail_trtllm_iterations_total", iterations as f64);
     server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
+}
+
+/// A vLLM 0.14 run that crashes, then starts again: lines as vLLM prints them (formats doc §4.4;
+/// the crash lines of vLLM issue #17972-style tracebacks).
+const START: &str = "\
+(APIServer pid=812) INFO 11-22 13:24:40 [api_server.py:1272] vLLM API server version 0.14.0
+(APIServer pid=812) INFO 11-22 13:24:50 [api_server.py:1014] Supported tasks: ['generate']
+(APIServer pid=812) INFO 11-22 13:24:50 [api_server.py:1346] Starting vLLM API server 0 on http://0.0.0.0:8000
+(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%
+";
+const CRASH: &str = "\
+(EngineCore_DP0 pid=276) ERROR 11-22 13:25:03 [core.py:710] EngineCore encountered a fatal error.
+(APIServer pid=812) ERROR 11-22 13:25:03 [async_llm.py:430] AsyncLLM output_handler failed.
+(APIServer pid=812) ERROR 11-22 13:25:03 [async_llm.py:430] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+";
+const RESTART: &str = "\
+(APIServer pid=913) INFO 11-22 13:26:00 [api_server.py:1272] vLLM API server version 0.14.0
+(APIServer pid=913) INFO 11-22 13:26:30 [api_server.py:1014] Supported tasks: ['generate']
+(APIServer pid=913) INFO 11-22 13:26:30 [api_server.py:1346] Starting vLLM API server 0 on http://0.0.0.0:8000
+(APIServer pid=913) INFO 11-22 13:26:41 [loggers.py:257] Engine 000: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 50.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%
+";
+
+#[test]
+fn after_a_crash_line_prometheus_sees_the_gauges_go_stale_and_a_restart_brings_them_back() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, START).unwrap();
+    let agent = RunningAgent::start(&["--log", log.to_str().unwrap()]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+    server.wait_for("vllm:num_requests_running{engine=\"0\"}", 14.0);
+    server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 1.0);
+
+    append(&log, CRASH);
+    server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 0.0);
+    server.wait_for_none("vllm:num_requests_running");
+    server.wait_for_none("vllm:kv_cache_usage_perc");
+    // Counters keep their values while the engine is down.
+    server.wait_for("vllm:prompt_tokens_total{engine=\"0\"}", 1245.3 * 11.0);
+
+    agent.clock.set(1_795_354_002.0); // 13:26:42, a second after the new run's first line
+    append(&log, RESTART);
+    server.wait_for("vllm:num_requests_running{engine=\"0\"}", 3.0);
+    server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 1.0);
+    server.wait_for("llmtail_vllm_engine_starts_total{engine=\"0\"}", 2.0);
+}
+
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
 }

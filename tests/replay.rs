@@ -15,7 +15,7 @@ use llmtail::pipeline::Clock;
 /// 2026-12-31T12:00:00Z: after every fixture's yearless timestamp, so they all read as 2026.
 const REPLAY_NOW: f64 = 1_798_718_400.0;
 
-fn replay_logs() -> Vec<PathBuf> {
+pub fn replay_logs() -> Vec<PathBuf> {
     let mut logs: Vec<PathBuf> = std::fs::read_dir("fixtures/replay")
         .expect("fixtures/replay")
         .map(|e| e.unwrap().path())
@@ -36,7 +36,8 @@ fn samples(exposition: &str) -> Vec<String> {
     lines
 }
 
-fn replay(log: &Path) -> String {
+/// The one-shot exposition of a replay log, with its `.args`.
+pub fn replay(log: &Path) -> String {
     let mut argv = vec![
         "llmtail".to_string(),
         "--log".into(),

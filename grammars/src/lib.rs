@@ -114,6 +114,12 @@ pub const PREFILTER: &[&str] = &[
     "Background loop",
     "loop has died",
     "disabling stats",
+    "pported tasks: ",
+    "pported_tasks: ",
+    "startup complete",
+    "application shutdown",
+    "exited unexpectedly",
+    "Starting vLLM ",
 ];
 
 /// [`PREFILTER`] as one automaton. Leftmost-first, because overlapping search cannot use the

@@ -90,29 +90,81 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
+/// One row per followed log.
+fn log_rows(state: &State) -> String {
     let mut rows = String::new();
-    {
-        let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        for log in state.iter_logs() {
-            let engines: Vec<String> = log.vllm.engines.keys().map(|k| k.label()).collect();
-            let grammars: Vec<String> = log
-                .parsed
-                .iter()
-                .map(|g| format!("{} {}", g.grammar, g.lines))
-                .collect();
+    for log in state.iter_logs() {
+        let grammars: Vec<String> = log
+            .parsed
+            .iter()
+            .map(|g| format!("{} {}", g.grammar, g.lines))
+            .collect();
+        rows.push_str(&format!(
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            escape(&log.label),
+            if log.io.open { "open" } else { "waiting" },
+            log.io.offset,
+            log.io.lines_read,
+            escape(&grammars.join(", ")),
+            escape(log.vllm_model_name(&state.settings)),
+        ));
+    }
+    rows
+}
+
+/// One row per vLLM engine: is it alive, which vLLM, and how its lines are read.
+fn engine_rows(state: &State, now: f64) -> String {
+    use crate::state::version::VersionSource;
+    let mut rows = String::new();
+    for log in state.iter_logs() {
+        let version = match &log.vllm.version {
+            Some((v, VersionSource::Line)) => format!("{} (from the log)", v.text),
+            Some((v, VersionSource::Setting)) => format!("{} (from --vllm-version)", v.text),
+            None => "not found in the log: read as 0.16+ (set --vllm-version)".to_string(),
+        };
+        for (key, engine) in &log.vllm.engines {
+            let (interval, source) = engine.interval(state.settings.stats_interval);
+            let age = engine
+                .pacing
+                .last_line_at()
+                .map_or("none yet".to_string(), |t| format!("{:.0} s ago", now - t));
             rows.push_str(&format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{interval} s, {}</td><td>{}</td><td>{}</td></tr>\n",
                 escape(&log.label),
-                if log.io.open { "open" } else { "waiting" },
-                log.io.offset,
-                log.io.lines_read,
-                escape(&grammars.join(", ")),
-                escape(log.vllm_model_name(&state.settings)),
-                escape(&engines.join(", ")),
+                escape(&key.label()),
+                engine.status.as_str(),
+                escape(&version),
+                source.as_str(),
+                age,
+                engine.starts,
             ));
         }
     }
+    rows
+}
+
+/// Warnings a user must act on, one paragraph each.
+fn warnings(state: &State) -> String {
+    state
+        .iter_logs()
+        .filter(|log| log.vllm.stats_logging_disabled)
+        .map(|log| {
+            format!(
+                "<p><strong>{}: vLLM prints no stats lines</strong>: it runs several API servers \
+                 (the default with --data-parallel-size). Fix: <code>vllm serve --api-server-count 1</code>.</p>\n",
+                escape(&log.label)
+            )
+        })
+        .collect()
+}
+
+async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
+    let now = shared.clock.now();
+    let (logs, engines, warnings) = {
+        let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.judge(now);
+        (log_rows(&state), engine_rows(&state, now), warnings(&state))
+    };
     let given: Vec<String> = shared
         .logs_given
         .iter()
@@ -123,8 +175,10 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>llmtail</title></head><body>\n\
          <h1>llmtail {version}</h1>\n<p>Follows the logs of LLM inference engines and serves their stats as Prometheus metrics.</p>\n\
          <ul><li><a href=\"{path}\">{path}</a>: the metrics</li><li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li></ul>\n\
-         <h2>Logs</h2>\n<p>Following {given}.</p>\n\
-         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th><th>engines</th></tr>\n{rows}</table>\n\
+         {warnings}<h2>Logs</h2>\n<p>Following {given}.</p>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th></tr>\n{logs}</table>\n\
+         <h2>vLLM engines</h2>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>engine</th><th>status</th><th>vLLM version</th><th>stats interval</th><th>last stats line</th><th>start-ups</th></tr>\n{engines}</table>\n\
          </body></html>\n",
         version = env!("CARGO_PKG_VERSION"),
         given = given.join(", "),

@@ -348,7 +348,9 @@ impl Exposition {
         self.per_log(&agent::OFFSET, &logs, |l| l.io.offset as f64);
         let vllm_logs: Vec<_> = logs
             .iter()
-            .filter(|(_, l)| l.vllm.starts > 0 || !l.vllm.engines.is_empty() || l.vllm.stats_logging_disabled)
+            .filter(|(_, l)| {
+                l.vllm.starts > 0 || !l.vllm.engines.is_empty() || l.vllm.stats_logging_disabled
+            })
             .cloned()
             .collect();
         self.per_log(&agent::VLLM_STATS_LOGGING_DISABLED, &vllm_logs, |l| {

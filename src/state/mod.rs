@@ -158,8 +158,16 @@ impl LogState {
         }
         match &parsed.record {
             Record::Vllm(record) => {
+                let was_disabled = self.vllm.stats_logging_disabled;
                 self.vllm
-                    .apply(record, parsed.process, line_time, settings.stats_interval)
+                    .apply(record, parsed.process, line_time, settings.stats_interval);
+                if self.vllm.stats_logging_disabled && !was_disabled {
+                    tracing::warn!(
+                        log = %self.label,
+                        "vLLM says it prints no stats lines: it runs several API servers (the \
+                         default with --data-parallel-size); fix: vllm serve --api-server-count 1"
+                    );
+                }
             }
             Record::Trtllm(record) => self.trtllm.apply(record, line_time),
         }

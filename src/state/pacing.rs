@@ -60,6 +60,56 @@ impl IntervalSource {
     }
 }
 
+/// The stretch of time a stats line covers: `seconds`, plus, when `plus_lateness`, one
+/// lateness of the logging loop, which is learned as lines come (see [`LateTokens`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub seconds: f64,
+    pub plus_lateness: bool,
+}
+
+impl Window {
+    fn exact(seconds: f64) -> Window {
+        Window {
+            seconds,
+            plus_lateness: false,
+        }
+    }
+
+    fn one_interval(interval: f64) -> Window {
+        Window {
+            seconds: interval,
+            plus_lateness: true,
+        }
+    }
+}
+
+/// The tokens a counter owes to the logging loop's lateness. The lateness is known better with
+/// every line, so each line adds what the whole history of windows that include it is short
+/// of: `lateness x (sum of their throughputs)` less what was added already. Early lines, read
+/// before the lateness was known, are made up for later; an early overestimate is absorbed by
+/// later lines adding less. A counter never goes down.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LateTokens {
+    throughput_sum: f64,
+    added: f64,
+}
+
+impl LateTokens {
+    /// The tokens to add for a line of `throughput` whose window is `window`.
+    pub fn tokens(&mut self, throughput: f64, window: Window, lateness: f64) -> f64 {
+        let mut tokens = throughput * window.seconds;
+        if window.plus_lateness {
+            self.throughput_sum += throughput;
+            let owed = (lateness * self.throughput_sum - self.added).max(0.0);
+            self.added += owed;
+            tokens += owed;
+        }
+        tokens
+    }
+}
+
 /// The start-up lines that date the first window of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StartMarks {
@@ -152,24 +202,30 @@ impl Pacing {
         }
     }
 
-    /// The window, in seconds, that a V1 stats line written `at` covers.
-    pub fn v1_window(&mut self, at: Option<f64>, had_work: bool, configured: StatsInterval) -> f64 {
+    /// The window a V1 stats line written `at` covers.
+    pub fn v1_window(
+        &mut self,
+        at: Option<f64>,
+        had_work: bool,
+        configured: StatsInterval,
+    ) -> Window {
         let (interval, _) = self.interval(configured);
         let Some(at) = at else {
-            return interval;
+            return Window::one_interval(interval);
         };
-        let first_window = self.first_window.take();
-        let window = match (self.last_at, first_window) {
-            (_, Some(marks)) => self.first_after_start(at, marks, interval),
-            (Some(last), None) if at >= last => self.after_gap(at - last, configured),
-            _ => interval + self.lateness(interval),
-        };
-        if self.run_start.is_none() {
-            self.run_start = Some(at);
+        let previous = self.last_at.replace(at);
+        let previous_had_work = std::mem::replace(&mut self.last_had_work, had_work);
+        match (previous, self.first_window.take()) {
+            (_, Some(marks)) => self.first_after_start(at, previous, marks, interval),
+            (Some(last), None) if at >= last => {
+                self.after_gap(at, last, previous_had_work, configured)
+            }
+            (last, None) => {
+                self.close_run(last);
+                self.run_start = Some(at);
+                Window::one_interval(interval)
+            }
         }
-        self.last_at = Some(at);
-        self.last_had_work = had_work;
-        window
     }
 
     /// The window of a V0 line: the gap since its previous line, at most the API server's
@@ -192,45 +248,60 @@ impl Pacing {
     /// The first line after a start-up. vLLM's first call comes one interval after its logging
     /// loop began; its window reaches back to when counting began. A later call (the first ones
     /// had no tokens and were not printed) covers one interval.
-    fn first_after_start(&mut self, at: f64, marks: StartMarks, interval: f64) -> f64 {
-        self.close_run();
+    fn first_after_start(
+        &mut self,
+        at: f64,
+        previous: Option<f64>,
+        marks: StartMarks,
+        interval: f64,
+    ) -> Window {
+        self.close_run(previous);
+        self.run_start = Some(at);
         let first_call = match marks.logging_since {
             Some(logging) => at <= logging + interval + 2.0,
-            None => marks.counting_since.is_some_and(|c| at - c < 2.0 * interval),
+            None => marks
+                .counting_since
+                .is_some_and(|c| at - c < 2.0 * interval),
         };
         match marks.counting_since {
-            Some(counting) if first_call && at >= counting => at - counting,
-            _ => interval + self.lateness(interval),
+            Some(counting) if first_call && at >= counting => Window::exact(at - counting),
+            _ => Window::one_interval(interval),
         }
     }
 
-    /// A line `gap` seconds after the previous one.
-    fn after_gap(&mut self, gap: f64, configured: StatsInterval) -> f64 {
+    /// A line written `at`, after the previous one at `last`.
+    fn after_gap(
+        &mut self,
+        at: f64,
+        last: f64,
+        last_had_work: bool,
+        configured: StatsInterval,
+    ) -> Window {
+        let gap = at - last;
         let (interval, _) = self.interval(configured);
-        let consecutive = self.last_had_work || gap < 1.5 * interval;
-        if !consecutive {
-            // Calls in between had no tokens and were not printed; each started a new window.
-            self.close_run();
-            return interval + self.lateness(interval);
-        }
-        if self.last_had_work {
+        let consecutive = last_had_work || gap < 1.5 * interval;
+        if last_had_work {
             self.learn(gap);
         }
         let (interval, _) = self.interval(configured);
         // A whole second of resolution either way, and up to a second of lateness.
-        if gap >= interval - 1.0 && gap <= interval + 2.0 {
+        if consecutive && gap >= interval - 1.0 && gap <= interval + 2.0 {
+            if self.run_start.is_none() {
+                self.run_start = Some(last);
+            }
             self.run_gaps += 1;
-            return interval + self.lateness(interval);
+            return Window::one_interval(interval);
         }
-        self.close_run();
-        if gap <= 2.0 * interval {
+        self.close_run(Some(last));
+        self.run_start = Some(at);
+        if consecutive && gap <= 2.0 * interval {
             // The call came later (or sooner) than the loop's rhythm, with no room for a call
             // in between: vLLM measured that gap. It is no sample of the usual lateness.
-            gap
+            Window::exact(gap)
         } else {
-            // Room for calls in between: their lines are missing (a log rotated away, Ray
-            // folding lines), not a loop held up for that long. Count one window.
-            interval + self.lateness(interval)
+            // Calls in between had no tokens and were not printed (each started a new window),
+            // or their lines are missing (a log rotated away, Ray folding lines): one window.
+            Window::one_interval(interval)
         }
     }
 
@@ -239,16 +310,41 @@ impl Pacing {
         self.min_busy_gap = Some(self.min_busy_gap.map_or(gap, |m| m.min(gap)));
     }
 
-    /// Ends the run of consecutive lines, keeping its length for the lateness estimate. The
-    /// line being applied starts the next run.
-    fn close_run(&mut self) {
-        if let (Some(start), Some(last)) = (self.run_start, self.last_at) {
-            if self.run_gaps > 0 && last >= start {
-                self.runs_span += last - start;
+    /// Ends the run of consecutive lines at `end` (its last line), keeping its length for the
+    /// lateness estimate.
+    fn close_run(&mut self, end: Option<f64>) {
+        if let (Some(start), Some(end)) = (self.run_start, end) {
+            if self.run_gaps > 0 && end >= start {
+                self.runs_span += end - start;
                 self.runs_gaps += self.run_gaps;
             }
         }
         self.run_start = None;
         self.run_gaps = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lateness_is_the_drift_of_consecutive_lines() {
+        let mut pacing = Pacing::default();
+        // 10.05 s apart, printed in whole seconds.
+        let mut late = LateTokens::default();
+        let mut total = 0.0;
+        for k in 0..200 {
+            let at = (1000.0 + f64::from(k) * 10.05_f64).floor();
+            let window = pacing.v1_window(Some(at), true, StatsInterval::Auto);
+            let tokens = late.tokens(1.0, window, pacing.lateness(10.0));
+            if k > 0 {
+                total += tokens;
+            }
+        }
+        let lateness = pacing.lateness(10.0);
+        assert!((lateness - 0.05).abs() < 0.01, "{lateness}");
+        // One token a second: the tokens are the seconds the windows covered.
+        assert!((total - 199.0 * 10.05).abs() < 1.0, "{total}");
     }
 }

@@ -97,7 +97,8 @@ mod tests {
 
     #[test]
     fn prompt_throughput_counts_every_token_up_to_0_15() {
-        let counts_all = |v: &str| VllmVersion::v1_prompt_counts_all_tokens(Some(&VllmVersion::parse(v)));
+        let counts_all =
+            |v: &str| VllmVersion::v1_prompt_counts_all_tokens(Some(&VllmVersion::parse(v)));
         assert!(counts_all("0.15.1"));
         assert!(counts_all("0.8.5"));
         assert!(!counts_all("0.16.0"));
@@ -108,7 +109,8 @@ mod tests {
 
     #[test]
     fn idle_lines_are_printed_before_their_suppression() {
-        let idle = |v: &str, v0: bool| VllmVersion::prints_idle_lines(Some(&VllmVersion::parse(v)), v0);
+        let idle =
+            |v: &str, v0: bool| VllmVersion::prints_idle_lines(Some(&VllmVersion::parse(v)), v0);
         assert!(idle("0.6.4", true));
         assert!(!idle("0.6.5", true));
         assert!(idle("0.8.4", false));

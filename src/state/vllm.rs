@@ -11,7 +11,7 @@ use llmtail_grammars::vllm::{Lifecycle, SpecDecoding, VllmRecord, VllmStats};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
-use super::pacing::{IntervalSource, Pacing, StartMarks, StatsInterval};
+use super::pacing::{IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window};
 use super::version::{VersionSource, VllmVersion};
 
 /// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
@@ -137,6 +137,8 @@ pub struct VllmEngine {
     pub last_line_at: Option<f64>,
     /// The spacing of this engine's stats lines: the interval and the window of each line.
     pub pacing: Pacing,
+    /// What the logging loop's lateness adds to each token counter: `[prompt, generation]`.
+    late_tokens: [LateTokens; 2],
     /// Whether the last stats line was V0's (V0 and V1 pace their lines differently).
     pub last_line_v0: bool,
     /// Judged at each scrape from the log's last word and the time.
@@ -161,12 +163,8 @@ fn add(counter: &mut Option<f64>, amount: f64) {
 /// Adds `throughput x window` tokens to a token counter. vLLM prints throughputs to 0.1 token/s,
 /// so the counter is kept in whole tenths of a token: a sum of binary fractions such as
 /// `0.1 + 0.2` would otherwise drift into `0.30000000000000004`.
-fn add_tokens(counter: Option<f64>, throughput: f64, window: f64) -> f64 {
-    let tokens = if throughput.is_finite() {
-        throughput * window
-    } else {
-        0.0
-    };
+fn add_tokens(counter: Option<f64>, tokens: f64) -> f64 {
+    let tokens = if tokens.is_finite() { tokens } else { 0.0 };
     let tenths = (counter.unwrap_or(0.0) * 10.0).round() + (tokens * 10.0).round();
     tenths / 10.0
 }
@@ -255,17 +253,27 @@ impl VllmEngine {
     /// Adds `throughput x window` to the token counters, the window being what vLLM measured
     /// the throughput over (see [`Pacing`]); prompt tokens go to the counter whose meaning the
     /// line's version has.
-    fn integrate_throughput(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: Reading<'_>) {
+    fn integrate_throughput(
+        &mut self,
+        stats: &VllmStats<'_>,
+        at: Option<f64>,
+        reading: Reading<'_>,
+    ) {
         let prompt = stats.prompt_throughput.unwrap_or(0.0);
         let generation = stats.generation_throughput.unwrap_or(0.0);
         let v0 = is_v0(stats);
         self.last_line_v0 = v0;
         let had_work = prompt > 0.0 || generation > 0.0;
         let window = if v0 {
-            self.pacing.v0_window(at, had_work, reading.interval)
+            Window {
+                seconds: self.pacing.v0_window(at, had_work, reading.interval),
+                plus_lateness: false,
+            }
         } else {
             self.pacing.v1_window(at, had_work, reading.interval)
         };
+        let lateness = self.pacing.lateness(self.interval(reading.interval).0);
+        let [late_prompt, late_generation] = &mut self.late_tokens;
         if let Some(tp) = stats.prompt_throughput {
             let all_tokens = v0 || VllmVersion::v1_prompt_counts_all_tokens(reading.version);
             let counter = if all_tokens {
@@ -273,10 +281,14 @@ impl VllmEngine {
             } else {
                 &mut self.prompt_tokens_local_compute
             };
-            *counter = Some(add_tokens(*counter, tp, window));
+            *counter = Some(add_tokens(
+                *counter,
+                late_prompt.tokens(tp, window, lateness),
+            ));
         }
         if let Some(tp) = stats.generation_throughput {
-            self.generation_tokens = Some(add_tokens(self.generation_tokens, tp, window));
+            let tokens = late_generation.tokens(tp, window, lateness);
+            self.generation_tokens = Some(add_tokens(self.generation_tokens, tokens));
         }
     }
 
@@ -301,6 +313,7 @@ impl VllmEngine {
             starts: self.starts + 1,
             last_line_at: self.last_line_at,
             pacing,
+            late_tokens: self.late_tokens,
             ..VllmEngine::default()
         };
     }
@@ -458,7 +471,11 @@ impl VllmLog {
             VllmRecord::Stats(stats) => {
                 let key = scope_key(stats.engine, stats.aggregated_engines)
                     .unwrap_or(EngineKey::Index(0));
-                self.phase = Phase::Running;
+                // Stats lines go on after a shutdown line until the server's lifespan ends, with
+                // frozen numbers: only a start-up brings a stopped run back.
+                if !matches!(self.phase, Phase::Stopped { .. }) {
+                    self.phase = Phase::Running;
+                }
                 let reading = Reading {
                     interval,
                     version: self.version.as_ref().map(|(v, _)| v),
@@ -485,6 +502,12 @@ impl VllmLog {
             }
             VllmRecord::Lifecycle(event) => self.apply_lifecycle(event, at, interval),
             VllmRecord::NumGpuBlocks(n) => {
+                // Printed (at INFO up to 0.11.0) the moment the stat loggers were built.
+                if matches!(self.phase, Phase::Starting { .. })
+                    && self.marks.counting_since.is_none()
+                {
+                    self.mark(at, |marks, t| marks.counting_since = Some(t));
+                }
                 let key = scope_key(n.engine, n.aggregated_engines)
                     .unwrap_or(EngineKey::of_process(process));
                 self.engine(key, interval).apply_other(record);
@@ -514,9 +537,32 @@ impl VllmLog {
                 self.version = Some((VllmVersion::parse(version), VersionSource::Line));
                 self.start_up(at, interval);
             }
+            Lifecycle::EngineReady => {
+                self.start_up(at, interval);
+                self.mark(at, |marks, t| marks.counting_since = Some(t));
+            }
+            Lifecycle::ServerStarted => {
+                if matches!(self.phase, Phase::Starting { .. }) {
+                    self.mark(at, |marks, t| {
+                        marks.logging_since = Some(marks.logging_since.map_or(t, |l| l.max(t)))
+                    });
+                }
+            }
             Lifecycle::Shutdown => self.phase = stop(DownReason::Shutdown),
             Lifecycle::Crash => self.phase = stop(DownReason::Crash),
             Lifecycle::StatsLoggingDisabled => self.stats_logging_disabled = true,
+        }
+    }
+
+    /// Notes a start-up mark at `at` for the run and for every engine still waiting for its
+    /// first line.
+    fn mark(&mut self, at: Option<f64>, set: impl Fn(&mut StartMarks, f64)) {
+        let Some(t) = at else {
+            return;
+        };
+        set(&mut self.marks, t);
+        for engine in self.engines.values_mut() {
+            engine.pacing.update_marks(|marks| set(marks, t));
         }
     }
 

@@ -8,13 +8,20 @@
 //! - Version: `vLLM API server version X` (0.4.0-0.14.1, also the gRPC and batch front ends),
 //!   the 0.15+ logo line `... version X` and its plain form `vLLM server version X, serving
 //!   model M`.
+//! - Start-up marks: `Supported tasks: [...]` (`Supported_tasks:` up to 0.11.0), printed by the
+//!   API server within a second after `AsyncLLM` built its stat loggers, whose first window
+//!   starts then; `Starting vLLM API server 0 on URL` (0.7.3-0.17; `Starting vLLM server on URL`
+//!   from 0.18) and uvicorn's `Application startup complete.` (no time of its own in a plain
+//!   log) around the lifespan that starts the periodic logging loop, whose first call comes
+//!   one interval later.
 //! - Shutdown: `Shutting down FastAPI HTTP server.` (0.6.2-0.22), `[shutdown] API server:
-//!   shutting down FastAPI HTTP server` (0.23+), uvicorn's `Application shutdown complete.`,
+//!   shutting down FastAPI HTTP server` (0.23+), uvicorn's `Waiting for application shutdown.`
+//!   (the lifespan shutdown cancels the logging loop) and `Application shutdown complete.`,
 //!   V0's `Shutting down MQLLMEngine.`.
 //! - Crash: the V1 engine-death lines (`EngineCore encountered a fatal error.`, `EngineCore
 //!   failed to start.`, `AsyncLLM output_handler failed.`, `EngineDeadError`, `Engine core proc
-//!   X died unexpectedly`, `Worker proc X died unexpectedly`, `Engine core initialization
-//!   failed`) and V0's (`Background loop has errored already.`, `Engine loop has died`,
+//!   X died unexpectedly` (0.10.1-0.19), `[shutdown] MPClient: engine core exited unexpectedly`
+//!   (0.23+), `Worker proc X died unexpectedly`, `Engine core initialization failed`) and V0's (`Background loop has errored already.`, `Engine loop has died`,
 //!   `MQLLMEngine terminated`).
 //! - `AsyncLLM created with api_server_count more than 1; disabling stats logging ...`: with
 //!   several API servers (the data-parallel default) vLLM prints no stats line at all.
@@ -33,6 +40,12 @@ pub enum Lifecycle<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<&'a str>,
     },
+    /// The API server has its engine client: vLLM's stat loggers were built, and count tokens
+    /// from here (`Supported tasks: [...]`).
+    EngineReady,
+    /// The server's start-up finished, and with it began the loop that prints stats lines
+    /// (`Starting vLLM server on ...`, uvicorn's `Application startup complete.`).
+    ServerStarted,
     /// The server is stopping in order.
     Shutdown,
     /// The engine died: no more stats will come from this run.
@@ -58,6 +71,12 @@ pub const ANCHORS: &[&str] = &[
     "Background loop has errored",
     "loop has died",
     "disabling stats logging",
+    "pported tasks: ",
+    "pported_tasks: ",
+    "startup complete",
+    "application shutdown",
+    "exited unexpectedly",
+    "Starting vLLM ",
 ];
 
 /// Crash lines start with one of these. Only the start counts: vLLM logs prompts, and a
@@ -74,12 +93,14 @@ const CRASHES: &[&str] = &[
     "AsyncEngineDeadError: Background loop has errored already",
     "Engine loop has died",
     "MQLLMEngine terminated",
+    "[shutdown] MPClient: engine core exited unexpectedly",
 ];
 
 /// Parses a lifecycle message (record head removed).
 pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
     let message = message.trim_end();
     let event = version(message)
+        .or_else(|| start_mark(message))
         .or_else(|| shutdown(message))
         .or_else(|| crash(message))
         .or_else(|| stats_logging_disabled(message))?;
@@ -131,16 +152,30 @@ fn whole_word(rest: &str) -> Option<&str> {
     (rest.trim_start_matches('v') == word).then_some(word)
 }
 
+/// uvicorn's own lines (`INFO:     Application startup complete.`) have no vLLM head.
+fn uvicorn(message: &str) -> &str {
+    message
+        .strip_prefix("INFO:")
+        .unwrap_or(message)
+        .trim_start()
+}
+
+fn start_mark(message: &str) -> Option<Lifecycle<'static>> {
+    if message.starts_with("Supported tasks: [") || message.starts_with("Supported_tasks: [") {
+        return Some(Lifecycle::EngineReady);
+    }
+    let serving = message.starts_with("Starting vLLM API server ")
+        || message.starts_with("Starting vLLM server on ")
+        || uvicorn(message) == "Application startup complete.";
+    serving.then_some(Lifecycle::ServerStarted)
+}
+
 fn shutdown(message: &str) -> Option<Lifecycle<'static>> {
     let orderly = message == "Shutting down FastAPI HTTP server."
         || message.starts_with("[shutdown] API server: shutting down FastAPI HTTP server")
         || message == "Shutting down MQLLMEngine."
-        // uvicorn's own line, `INFO:     Application shutdown complete.`, has no vLLM head.
-        || message
-            .strip_prefix("INFO:")
-            .unwrap_or(message)
-            .trim_start()
-            == "Application shutdown complete.";
+        || uvicorn(message) == "Waiting for application shutdown."
+        || uvicorn(message) == "Application shutdown complete.";
     orderly.then_some(Lifecycle::Shutdown)
 }
 
@@ -191,7 +226,10 @@ mod tests {
     #[test]
     fn a_crash_line_starts_with_its_words() {
         assert_eq!(event("the worker died unexpectedly, said the user"), None);
-        assert_eq!(event("why do I get EngineDeadError: EngineCore encountered an issue?"), None);
+        assert_eq!(
+            event("why do I get EngineDeadError: EngineCore encountered an issue?"),
+            None
+        );
         assert_eq!(
             event("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client."),
             Some(Lifecycle::Crash)

@@ -100,6 +100,11 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
         .or_else(|| spec::parse(message))
         .or_else(|| startup::parse(message))
         .or_else(|| lifecycle::parse(message))?;
+    // uvicorn serves other engines too (trtllm-serve, SGLang): its bare `INFO:     ...` lines
+    // are vLLM's only behind vLLM's process prefix (`(APIServer pid=1) INFO:     ...`, 0.10.1+).
+    if head.time.is_none() && head.process.is_none() && message.starts_with("INFO:") {
+        return None;
+    }
     Some(Parsed {
         time: head.time,
         process: head.process,
