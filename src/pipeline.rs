@@ -370,6 +370,7 @@ mod tests {
             minute: 59,
             second: 50,
             nanos: 0,
+            utc_offset: None,
         };
         let jan1_2027 = 1_798_761_610.0;
         assert_eq!(resolve_time(&dec31, jan1_2027), 1_798_761_590.0);
@@ -381,6 +382,7 @@ mod tests {
             minute: 25,
             second: 1,
             nanos: 0,
+            utc_offset: None,
         };
         assert_eq!(resolve_time(&nov22, 1_795_353_902.0), 1_795_353_901.0);
     }

@@ -1,8 +1,9 @@
 //! Timestamps as record heads print them.
 //!
 //! Engines rarely print a year (vLLM: `11-22 13:25:01`; Triton's glog: `I1122 13:25:01.123456`),
-//! and never a zone. A grammar keeps exactly what the line says; the agent supplies the year
-//! and the zone, because only it knows the clock.
+//! and hardly ever a zone. A grammar keeps exactly what the line says, plus the zone when the
+//! format fixes one (Triton's logger always writes UTC); the agent supplies the year and the
+//! log's zone for the rest, because only it knows the clock and the host.
 
 use serde::{Serialize, Serializer};
 
@@ -16,6 +17,10 @@ pub struct LogTime {
     pub minute: u8,
     pub second: u8,
     pub nanos: u32,
+    /// Seconds east of UTC when the format fixes the zone: printed (`Z`, `+09:00`) or by the
+    /// writer's convention (Triton's logger formats with `gmtime_r`). `None` is the writer's
+    /// local time, which the agent reads in the log's zone (`--log-timezone`).
+    pub utc_offset: Option<i32>,
 }
 
 impl LogTime {
@@ -36,7 +41,8 @@ impl LogTime {
         let secs = days * 86_400
             + i64::from(self.hour) * 3600
             + i64::from(self.minute) * 60
-            + i64::from(self.second);
+            + i64::from(self.second)
+            - i64::from(self.utc_offset.unwrap_or(0));
         secs as f64 + f64::from(self.nanos) / 1e9
     }
 }
@@ -53,7 +59,7 @@ pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
 }
 
 /// Case files compare times as text: `11-22 13:25:01`, `2025-04-28 09:56:44`,
-/// `05-10 07:57:30.770724`.
+/// `05-10 07:57:30.770724 UTC`, `2026-11-22 14:25:01 +01:00`.
 impl Serialize for LogTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -74,7 +80,15 @@ impl std::fmt::Display for LogTime {
             let frac = format!("{:09}", self.nanos);
             write!(f, ".{}", frac.trim_end_matches('0'))?;
         }
-        Ok(())
+        match self.utc_offset {
+            None => Ok(()),
+            Some(0) => write!(f, " UTC"),
+            Some(offset) => {
+                let sign = if offset < 0 { '-' } else { '+' };
+                let minutes = offset.unsigned_abs() / 60;
+                write!(f, " {sign}{:02}:{:02}", minutes / 60, minutes % 60)
+            }
+        }
     }
 }
 
@@ -94,6 +108,7 @@ mod tests {
             minute: 25,
             second: 1,
             nanos: 0,
+            utc_offset: None,
         };
         assert_eq!(t.unix_seconds(0), 1_795_353_901.0);
     }
@@ -108,7 +123,18 @@ mod tests {
             minute: 57,
             second: 30,
             nanos: 770_724_000,
+            utc_offset: None,
         };
         assert_eq!(t.to_string(), "05-10 07:57:30.770724");
+        let utc = LogTime {
+            utc_offset: Some(0),
+            ..t
+        };
+        assert_eq!(utc.to_string(), "05-10 07:57:30.770724 UTC");
+        let west = LogTime {
+            utc_offset: Some(-(3 * 3600 + 30 * 60)),
+            ..t
+        };
+        assert_eq!(west.to_string(), "05-10 07:57:30.770724 -03:30");
     }
 }

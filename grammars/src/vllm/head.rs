@@ -108,6 +108,7 @@ fn after_level(input: &str) -> IResult<&str, LogTime> {
             minute,
             second,
             nanos: 0,
+            utc_offset: None,
         },
     ))
 }
