@@ -245,8 +245,9 @@ impl Sink for Pipeline {
             };
             match llmtail_grammars::parse(&text) {
                 Some(parsed) => {
-                    let line_time =
-                        envelope_time.or_else(|| parsed.time.map(|t| resolve_time(&t, now)));
+                    // Resolved per line: a syslog log read across New Year changes year
+                    // between two lines.
+                    let line_time = envelope_time.or(parsed.time).map(|t| resolve_time(&t, now));
                     log_state.apply(&parsed, line_time, now, &state.settings);
                 }
                 None => log_state.io.lines_unmatched += 1,
@@ -270,8 +271,7 @@ impl Sink for Pipeline {
             if self.decoders.len() <= index {
                 self.decoders.resize_with(index + 1, || None);
             }
-            let year = year_of(self.clock.now());
-            self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
+            self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes));
             let mut log_state =
                 LogState::new(label.clone(), *source, settings.labels, settings.model_name);
             if let Some(saved) = self

@@ -9,3 +9,4 @@ mod rotation;
 mod soak;
 mod support;
 mod tailing;
+mod timezones;
