@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use jiff::tz::TimeZone;
 use llmtail_grammars::LogTime;
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
@@ -12,6 +13,7 @@ use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::source::{FileId, Lines, LogId, Sink, SkipReason, TailEvent};
 use crate::state::{vllm::Integration, LogState, State, StateSettings};
+use crate::timezone::resolve_time;
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
 #[derive(Clone)]
@@ -33,35 +35,6 @@ impl Clock {
 
     pub fn now(&self) -> f64 {
         (self.0)()
-    }
-}
-
-/// The calendar year (UTC) of an epoch time.
-pub fn year_of(seconds: f64) -> i32 {
-    let days = (seconds / 86_400.0).floor() as i64;
-    // Civil-from-days (Howard Hinnant), year only.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2)) as i32
-}
-
-/// Reads a yearless record-head time (vLLM, Triton) as UTC in the year that puts it closest
-/// before `now`: a December line read in January belongs to last year.
-pub fn resolve_time(time: &LogTime, now: f64) -> f64 {
-    if time.year.is_some() {
-        return time.unix_seconds(0);
-    }
-    let year = year_of(now);
-    let this_year = time.unix_seconds(year);
-    if this_year > now + 86_400.0 {
-        time.unix_seconds(year - 1)
-    } else {
-        this_year
     }
 }
 
@@ -247,7 +220,10 @@ impl Sink for Pipeline {
                 Some(parsed) => {
                     // Resolved per line: a syslog log read across New Year changes year
                     // between two lines.
-                    let line_time = envelope_time.or(parsed.time).map(|t| resolve_time(&t, now));
+                    let resolve = |t: LogTime| resolve_time(&t, &TimeZone::UTC, now);
+                    let line_time = envelope_time
+                        .and_then(resolve)
+                        .or_else(|| parsed.time.and_then(resolve));
                     log_state.apply(&parsed, line_time, now, &state.settings);
                 }
                 None => log_state.io.lines_unmatched += 1,
@@ -345,45 +321,5 @@ impl Sink for Pipeline {
     fn caught_up(&mut self) {
         self.lock().caught_up = true;
         tracing::info!("read what the logs held at start-up");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn years_of_epoch_times() {
-        assert_eq!(year_of(0.0), 1970);
-        assert_eq!(year_of(1_795_353_901.0), 2026);
-        assert_eq!(year_of(1_798_761_599.0), 2026); // 2026-12-31T23:59:59Z
-        assert_eq!(year_of(1_798_761_600.0), 2027);
-    }
-
-    #[test]
-    fn a_december_line_read_in_january_is_from_last_year() {
-        let dec31 = LogTime {
-            year: None,
-            month: 12,
-            day: 31,
-            hour: 23,
-            minute: 59,
-            second: 50,
-            nanos: 0,
-            utc_offset: None,
-        };
-        let jan1_2027 = 1_798_761_610.0;
-        assert_eq!(resolve_time(&dec31, jan1_2027), 1_798_761_590.0);
-        let nov22 = LogTime {
-            year: None,
-            month: 11,
-            day: 22,
-            hour: 13,
-            minute: 25,
-            second: 1,
-            nanos: 0,
-            utc_offset: None,
-        };
-        assert_eq!(resolve_time(&nov22, 1_795_353_902.0), 1_795_353_901.0);
     }
 }

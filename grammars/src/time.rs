@@ -3,7 +3,8 @@
 //! Engines rarely print a year (vLLM: `11-22 13:25:01`; Triton's glog: `I1122 13:25:01.123456`),
 //! and hardly ever a zone. A grammar keeps exactly what the line says, plus the zone when the
 //! format fixes one (Triton's logger always writes UTC); the agent supplies the year and the
-//! log's zone for the rest, because only it knows the clock and the host.
+//! log's zone for the rest, because only it knows the clock and the host. No calendar here:
+//! the agent's `timezone` module turns a `LogTime` into an instant.
 
 use serde::{Serialize, Serializer};
 
@@ -33,29 +34,6 @@ impl LogTime {
             && minute < 60
             && second < 61
     }
-
-    /// Seconds since the Unix epoch, reading this time as UTC in `year` when it has none.
-    pub fn unix_seconds(&self, default_year: i32) -> f64 {
-        let year = self.year.map(i32::from).unwrap_or(default_year);
-        let days = days_from_civil(year, u32::from(self.month), u32::from(self.day));
-        let secs = days * 86_400
-            + i64::from(self.hour) * 3600
-            + i64::from(self.minute) * 60
-            + i64::from(self.second)
-            - i64::from(self.utc_offset.unwrap_or(0));
-        secs as f64 + f64::from(self.nanos) / 1e9
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
-    let y = i64::from(if month <= 2 { year - 1 } else { year });
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Case files compare times as text: `11-22 13:25:01`, `2025-04-28 09:56:44`,
@@ -95,23 +73,6 @@ impl std::fmt::Display for LogTime {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epoch_arithmetic_matches_known_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        let t = LogTime {
-            year: Some(2026),
-            month: 11,
-            day: 22,
-            hour: 13,
-            minute: 25,
-            second: 1,
-            nanos: 0,
-            utc_offset: None,
-        };
-        assert_eq!(t.unix_seconds(0), 1_795_353_901.0);
-    }
 
     #[test]
     fn display_omits_what_the_line_did_not_print() {
