@@ -44,6 +44,13 @@ struct SourceSettings {
     envelope: EnvelopeKind,
     model_name: Option<String>,
     labels: Vec<(String, String)>,
+    zone: TimeZone,
+}
+
+/// How one followed file's lines are read: its envelope, and the zone of times without one.
+struct LogInput {
+    decoder: Decoder,
+    zone: TimeZone,
 }
 
 /// How often the state file is rewritten while lines flow.
@@ -60,7 +67,7 @@ struct StateFile {
 pub struct Pipeline {
     state: Arc<Mutex<State>>,
     sources: Vec<SourceSettings>,
-    decoders: Vec<Option<Decoder>>,
+    inputs: Vec<Option<LogInput>>,
     /// Per log: the file being read and the offset after the last line applied to the state.
     positions: Vec<Option<(FileId, u64)>>,
     state_file: Option<StateFile>,
@@ -98,12 +105,13 @@ impl Pipeline {
                 envelope: l.envelope,
                 model_name: l.model_name.clone(),
                 labels: l.labels.clone(),
+                zone: l.timezone.zone().clone(),
             })
             .collect();
         Pipeline {
             state,
             sources,
-            decoders: Vec::new(),
+            inputs: Vec::new(),
             positions: Vec::new(),
             state_file: None,
             max_line_bytes: settings.max_line_bytes,
@@ -176,8 +184,8 @@ impl Sink for Pipeline {
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *guard;
-        let (Some(Some(decoder)), Some(Some(log_state))) =
-            (self.decoders.get_mut(index), state.logs.get_mut(index))
+        let (Some(Some(LogInput { decoder, zone })), Some(Some(log_state))) =
+            (self.inputs.get_mut(index), state.logs.get_mut(index))
         else {
             tracing::warn!(
                 log = log.0,
@@ -218,9 +226,9 @@ impl Sink for Pipeline {
             };
             match llmtail_grammars::parse(&text) {
                 Some(parsed) => {
-                    // Resolved per line: a syslog log read across New Year changes year
-                    // between two lines.
-                    let resolve = |t: LogTime| resolve_time(&t, &TimeZone::UTC, now);
+                    // Per line, in this log's zone: a syslog log read across New Year changes
+                    // year between two lines. The envelope's time wins over the head's.
+                    let resolve = |t: LogTime| resolve_time(&t, zone, now);
                     let line_time = envelope_time
                         .and_then(resolve)
                         .or_else(|| parsed.time.and_then(resolve));
@@ -243,11 +251,15 @@ impl Sink for Pipeline {
                     envelope: EnvelopeKind::Auto,
                     model_name: None,
                     labels: Vec::new(),
+                    zone: TimeZone::UTC,
                 });
-            if self.decoders.len() <= index {
-                self.decoders.resize_with(index + 1, || None);
+            if self.inputs.len() <= index {
+                self.inputs.resize_with(index + 1, || None);
             }
-            self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes));
+            self.inputs[index] = Some(LogInput {
+                decoder: Decoder::new(settings.envelope, self.max_line_bytes),
+                zone: settings.zone,
+            });
             let mut log_state =
                 LogState::new(label.clone(), *source, settings.labels, settings.model_name);
             if let Some(saved) = self

@@ -9,7 +9,7 @@
 //! one, else the copy built into the binary (`tzdb-bundle-always`).
 
 use jiff::civil::DateTime;
-use jiff::tz::{Offset, TimeZone};
+use jiff::tz::{Offset, TimeZone, TimeZoneDatabase};
 use jiff::Timestamp;
 use llmtail_grammars::LogTime;
 
@@ -21,10 +21,14 @@ pub struct LogZone {
 }
 
 impl LogZone {
-    /// An IANA name (`Asia/Tokyo`, `UTC`), looked up in the tz database.
+    /// An IANA name (`Asia/Tokyo`, `UTC`; any case), looked up in the system's tz database,
+    /// else in the copy built in: a host whose zoneinfo lacks the name (an old or partial
+    /// tzdata) still knows it.
     pub fn named(name: &str) -> Result<LogZone, jiff::Error> {
+        let zone = TimeZone::get(name)
+            .or_else(|e| TimeZoneDatabase::bundled().get(name).map_err(|_| e))?;
         Ok(LogZone {
-            zone: TimeZone::get(name)?,
+            zone,
             name: name.to_string(),
         })
     }
@@ -52,8 +56,10 @@ impl LogZone {
             Err(e) => {
                 if let Some(tz) = tz_variable {
                     tracing::warn!(
-                        "TZ={tz:?} names no time zone ({e}); times without a zone are read as UTC. \
-                         Fix: set TZ to an IANA name such as Asia/Tokyo, or pass --log-timezone"
+                        error = %e,
+                        "TZ={tz:?} names no time zone this agent knows; times without a zone are \
+                         read as UTC (fix: set TZ to an IANA name such as Asia/Tokyo, or pass \
+                         --log-timezone)"
                     );
                 }
                 LogZone {

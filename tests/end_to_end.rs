@@ -156,6 +156,8 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
         log.to_str().unwrap(),
         "--web.telemetry-path",
         "/vllm-metrics",
+        "--log-timezone",
+        "Asia/Tokyo",
     ]);
     let page = agent.get("/").unwrap();
     assert_eq!(page.status, 200);
@@ -163,6 +165,7 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     assert!(page.body.contains("href=\"/vllm-metrics\""));
     assert!(page.body.contains(log.to_str().unwrap()));
     assert!(page.body.contains("qwen3-8b"));
+    assert!(page.body.contains("<td>Asia/Tokyo</td>"), "{}", page.body);
     assert_eq!(agent.get("/-/healthy").unwrap().status, 200);
     assert_eq!(agent.get("/-/ready").unwrap().status, 200);
     assert!(sample(
@@ -264,6 +267,7 @@ fn help_explains_every_flag() {
         "--vllm-stats-interval",
         "--config",
         "--envelope",
+        "--log-timezone",
         "--max-line-bytes",
         "--state-file",
         "--one-shot",

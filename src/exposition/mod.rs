@@ -15,6 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
+use crate::config::LogSettings;
 use crate::state::State;
 use render::Format;
 
@@ -23,8 +24,8 @@ use render::Format;
 pub struct Shared {
     pub state: Arc<Mutex<State>>,
     pub telemetry_path: Arc<str>,
-    /// The `--log` arguments as given, for the landing page.
-    pub logs_given: Arc<[String]>,
+    /// Each `--log` (or `[[log]]`): the landing page shows it as given, with its zone.
+    pub logs: Arc<[LogSettings]>,
 }
 
 /// The router: metrics, landing page, health.
@@ -96,9 +97,14 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
                 .iter()
                 .map(|g| format!("{} {}", g.grammar, g.lines))
                 .collect();
+            let zone = shared
+                .logs
+                .get(log.source)
+                .map_or("", |l| l.timezone.name());
             rows.push_str(&format!(
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 escape(&log.label),
+                escape(zone),
                 if log.io.open { "open" } else { "waiting" },
                 log.io.offset,
                 log.io.lines_read,
@@ -109,9 +115,9 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
         }
     }
     let given: Vec<String> = shared
-        .logs_given
+        .logs
         .iter()
-        .map(|g| format!("<code>{}</code>", escape(g)))
+        .map(|l| format!("<code>{}</code>", escape(&l.given)))
         .collect();
     let path = escape(&shared.telemetry_path);
     Html(format!(
@@ -119,7 +125,7 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
          <h1>llmtail {version}</h1>\n<p>Follows the logs of LLM inference engines and serves their stats as Prometheus metrics.</p>\n\
          <ul><li><a href=\"{path}\">{path}</a>: the metrics</li><li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li></ul>\n\
          <h2>Logs</h2>\n<p>Following {given}.</p>\n\
-         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th><th>engines</th></tr>\n{rows}</table>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>time zone</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th><th>engines</th></tr>\n{rows}</table>\n\
          </body></html>\n",
         version = env!("CARGO_PKG_VERSION"),
         given = given.join(", "),
