@@ -8,7 +8,8 @@
 
 use serde::{Serialize, Serializer};
 
-/// A wall-clock time as printed in a record head. `year` is `None` when the line has none.
+/// A wall-clock time as a record head (or an envelope) prints it. `year` is `None` when the
+/// line has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LogTime {
     pub year: Option<u16>,
