@@ -393,7 +393,7 @@ pub mod agent {
         source: "the reader and the envelope decoder",
     };
     pub const LAST_PARSED_TIMESTAMP: Metric = Metric { name: "llmtail_last_parsed_timestamp_seconds", kind: Kind::Gauge,
-        help: "Timestamp of the last line a grammar recognised (the line's own time; read as UTC when it has no zone).", labels: "`log`, `grammar`", source: "record head or envelope time" };
+        help: "Timestamp of the last line a grammar recognised (the line's own time; a time printed without a zone is read in the log's zone, --log-timezone).", labels: "`log`, `grammar`", source: "record head or envelope time" };
     pub const ROTATIONS: Metric = Metric {
         name: "llmtail_log_rotations",
         kind: Kind::Counter,

@@ -80,6 +80,13 @@ pub struct Cli {
     #[arg(long = "envelope", value_enum, value_name = "KIND")]
     pub envelope: Option<EnvelopeKind>,
 
+    /// The time zone of times a log prints without one (vLLM's `11-22 13:25:01`, syslog's
+    /// `Nov 22 13:25:01`): an IANA name such as Asia/Tokyo, or UTC. A `[[log]]` entry's
+    /// `timezone` wins for its log. Times with a zone keep it (Docker, CRI, Triton's heads).
+    /// [default: the agent's own zone, from TZ or /etc/localtime]
+    #[arg(long = "log-timezone", value_name = "ZONE")]
+    pub log_timezone: Option<String>,
+
     /// Lines longer than this are skipped up to their newline and counted in
     /// llmtail_lines_skipped_total{reason="too_long"}. [default: 65536]
     #[arg(long = "max-line-bytes", value_name = "BYTES")]

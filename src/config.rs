@@ -14,6 +14,7 @@ use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
 use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
+use crate::timezone::LogZone;
 
 /// Label names llmtail sets itself; a `--label` may not reuse them.
 pub const RESERVED_LABELS: &[&str] = &[
@@ -50,6 +51,8 @@ pub struct LogSettings {
     pub labels: Vec<(String, String)>,
     /// The vLLM version that wrote it, when its lines no longer say.
     pub vllm_version: Option<String>,
+    /// The zone its times without one are read in.
+    pub timezone: LogZone,
 }
 
 /// Everything the agent runs with.
@@ -78,6 +81,7 @@ struct ConfigFile {
     vllm_stats_interval: Option<IntervalValue>,
     vllm_version: Option<String>,
     envelope: Option<EnvelopeKind>,
+    log_timezone: Option<String>,
     max_line_bytes: Option<usize>,
     state_file: Option<PathBuf>,
     #[serde(default)]
@@ -108,6 +112,7 @@ struct LogEntry {
     envelope: Option<EnvelopeKind>,
     model_name: Option<String>,
     vllm_version: Option<String>,
+    timezone: Option<String>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
 }
@@ -174,6 +179,29 @@ fn stats_interval(text: &str, origin: &str) -> Result<StatsInterval, ConfigError
     }
 }
 
+/// Looks up a time zone by its IANA name.
+fn zone(name: &str, origin: &str) -> Result<LogZone, ConfigError> {
+    LogZone::named(name).map_err(|e| {
+        ConfigError(format!(
+            "{origin}: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC (`timedatectl list-timezones` lists them)"
+        ))
+    })
+}
+
+/// The zone of every log without a `timezone` of its own: `--log-timezone`, else the config
+/// file's `log_timezone`, else the agent's own zone.
+fn default_zone(
+    flag: Option<&str>,
+    config: Option<&str>,
+    config_origin: &str,
+) -> Result<LogZone, ConfigError> {
+    match (flag, config) {
+        (Some(name), _) => zone(name, "--log-timezone"),
+        (None, Some(name)) => zone(name, &format!("{config_origin}, log_timezone")),
+        (None, None) => Ok(LogZone::local()),
+    }
+}
+
 /// Reads `--log`'s argument: `-`, a glob, or a path.
 pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
     if given == "-" {
@@ -206,6 +234,11 @@ impl Settings {
 
         let mut logs: Vec<LogSettings> = Vec::new();
         let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
+        let default_zone = default_zone(
+            cli.log_timezone.as_deref(),
+            config.log_timezone.as_deref(),
+            &config_origin,
+        )?;
         for entry in &config.log {
             let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
             let mut labels = Vec::new();
@@ -213,6 +246,10 @@ impl Settings {
                 check_label_name(name, &origin)?;
                 labels.push((name.clone(), value.clone()));
             }
+            let timezone = match &entry.timezone {
+                Some(name) => zone(name, &format!("{origin}, timezone"))?,
+                None => default_zone.clone(),
+            };
             logs.push(LogSettings {
                 spec: log_spec(&entry.path, &origin)?,
                 given: entry.path.clone(),
@@ -220,6 +257,7 @@ impl Settings {
                 model_name: entry.model_name.clone(),
                 labels,
                 vllm_version: entry.vllm_version.clone(),
+                timezone,
             });
         }
         for given in &cli.logs {
@@ -233,6 +271,7 @@ impl Settings {
                 model_name: None,
                 labels: Vec::new(),
                 vllm_version: None,
+                timezone: default_zone.clone(),
             });
         }
         if logs.is_empty() {
@@ -388,6 +427,10 @@ mod tests {
                 &["--log", "x", "--vllm-stats-interval", "often"],
                 "nor 'auto'",
             ),
+            (
+                &["--log", "x", "--log-timezone", "Asia/Tokio"],
+                "--log-timezone: \"Asia/Tokio\" is not a time zone",
+            ),
         ];
         for (args, expected) in cases {
             let err = settings(args).unwrap_err().to_string();
@@ -433,5 +476,60 @@ mod tests {
         assert_eq!(s.labels, [("team".to_string(), "y".to_string())]);
         assert_eq!(s.logs.len(), 2);
         assert_eq!(s.logs[0].labels, [("gpu".to_string(), "0".to_string())]);
+    }
+
+    #[test]
+    fn a_logs_timezone_wins_over_the_global_one_and_the_flag_over_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(
+            &path,
+            "log_timezone = \"America/New_York\"\n[[log]]\npath = \"/tokyo.log\"\ntimezone = \"Asia/Tokyo\"\n[[log]]\npath = \"/other.log\"\n",
+        )
+        .unwrap();
+        let config = path.to_str().unwrap();
+        let zones = |args: &[&str]| -> Vec<String> {
+            let s = settings(args).unwrap();
+            s.logs
+                .iter()
+                .map(|l| l.timezone.name().to_string())
+                .collect()
+        };
+        assert_eq!(
+            zones(&["--config", config, "--log", "/flag.log"]),
+            ["Asia/Tokyo", "America/New_York", "America/New_York"]
+        );
+        assert_eq!(
+            zones(&["--config", config, "--log-timezone", "UTC"]),
+            ["Asia/Tokyo", "UTC"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_zone_in_the_config_file_names_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        let config = path.to_str().unwrap();
+        std::fs::write(
+            &path,
+            "log_timezone = \"Mars/Olympus\"\n[[log]]\npath = \"/a.log\"\n",
+        )
+        .unwrap();
+        let err = settings(&["--config", config]).unwrap_err().to_string();
+        assert!(
+            err.contains("llmtail.toml, log_timezone: \"Mars/Olympus\""),
+            "{err}"
+        );
+        assert!(err.contains("fix:"), "{err}");
+        std::fs::write(
+            &path,
+            "[[log]]\npath = \"/a.log\"\ntimezone = \"Mars/Olympus\"\n",
+        )
+        .unwrap();
+        let err = settings(&["--config", config]).unwrap_err().to_string();
+        assert!(
+            err.contains("[[log]] path \"/a.log\", timezone: \"Mars/Olympus\""),
+            "{err}"
+        );
     }
 }

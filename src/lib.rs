@@ -18,3 +18,4 @@ pub mod pipeline;
 pub mod run;
 pub mod source;
 pub mod state;
+pub mod timezone;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use jiff::tz::TimeZone;
 use llmtail_grammars::LogTime;
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
@@ -12,6 +13,7 @@ use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::source::{FileId, Lines, LogId, Sink, SkipReason, TailEvent};
 use crate::state::{LogState, State, StateSettings};
+use crate::timezone::resolve_time;
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
 #[derive(Clone)]
@@ -41,35 +43,6 @@ impl Clock {
     }
 }
 
-/// The calendar year (UTC) of an epoch time.
-pub fn year_of(seconds: f64) -> i32 {
-    let days = (seconds / 86_400.0).floor() as i64;
-    // Civil-from-days (Howard Hinnant), year only.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2)) as i32
-}
-
-/// Reads a yearless record-head time (vLLM, Triton) as UTC in the year that puts it closest
-/// before `now`: a December line read in January belongs to last year.
-pub fn resolve_time(time: &LogTime, now: f64) -> f64 {
-    if time.year.is_some() {
-        return time.unix_seconds(0);
-    }
-    let year = year_of(now);
-    let this_year = time.unix_seconds(year);
-    if this_year > now + 86_400.0 {
-        time.unix_seconds(year - 1)
-    } else {
-        this_year
-    }
-}
-
 /// Per `--log`: what applies to the files it names.
 #[derive(Debug, Clone)]
 struct SourceSettings {
@@ -77,6 +50,13 @@ struct SourceSettings {
     model_name: Option<String>,
     labels: Vec<(String, String)>,
     vllm_version: Option<String>,
+    zone: TimeZone,
+}
+
+/// How one followed file's lines are read: its envelope, and the zone of times without one.
+struct LogInput {
+    decoder: Decoder,
+    zone: TimeZone,
 }
 
 /// How often the state file is rewritten while lines flow.
@@ -93,7 +73,7 @@ struct StateFile {
 pub struct Pipeline {
     state: Arc<Mutex<State>>,
     sources: Vec<SourceSettings>,
-    decoders: Vec<Option<Decoder>>,
+    inputs: Vec<Option<LogInput>>,
     /// Per log: the file being read and the offset after the last line applied to the state.
     positions: Vec<Option<(FileId, u64)>>,
     state_file: Option<StateFile>,
@@ -130,12 +110,13 @@ impl Pipeline {
                 model_name: l.model_name.clone(),
                 labels: l.labels.clone(),
                 vllm_version: l.vllm_version.clone(),
+                zone: l.timezone.zone().clone(),
             })
             .collect();
         Pipeline {
             state,
             sources,
-            decoders: Vec::new(),
+            inputs: Vec::new(),
             positions: Vec::new(),
             state_file: None,
             max_line_bytes: settings.max_line_bytes,
@@ -208,8 +189,8 @@ impl Sink for Pipeline {
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *guard;
-        let (Some(Some(decoder)), Some(Some(log_state))) =
-            (self.decoders.get_mut(index), state.logs.get_mut(index))
+        let (Some(Some(LogInput { decoder, zone })), Some(Some(log_state))) =
+            (self.inputs.get_mut(index), state.logs.get_mut(index))
         else {
             tracing::warn!(
                 log = log.0,
@@ -250,8 +231,12 @@ impl Sink for Pipeline {
             };
             match llmtail_grammars::parse(&text) {
                 Some(parsed) => {
-                    let line_time =
-                        envelope_time.or_else(|| parsed.time.map(|t| resolve_time(&t, now)));
+                    // Per line, in this log's zone: a syslog log read across New Year changes
+                    // year between two lines. The envelope's time wins over the head's.
+                    let resolve = |t: LogTime| resolve_time(&t, zone, now);
+                    let line_time = envelope_time
+                        .and_then(resolve)
+                        .or_else(|| parsed.time.and_then(resolve));
                     log_state.apply(&parsed, line_time, now, &state.settings);
                 }
                 None => log_state.io.lines_unmatched += 1,
@@ -272,12 +257,15 @@ impl Sink for Pipeline {
                     model_name: None,
                     labels: Vec::new(),
                     vllm_version: None,
+                    zone: TimeZone::UTC,
                 });
-            if self.decoders.len() <= index {
-                self.decoders.resize_with(index + 1, || None);
+            if self.inputs.len() <= index {
+                self.inputs.resize_with(index + 1, || None);
             }
-            let year = year_of(self.clock.now());
-            self.decoders[index] = Some(Decoder::new(settings.envelope, self.max_line_bytes, year));
+            self.inputs[index] = Some(LogInput {
+                decoder: Decoder::new(settings.envelope, self.max_line_bytes),
+                zone: settings.zone,
+            });
             let mut log_state = LogState::new(
                 label.clone(),
                 *source,
@@ -356,43 +344,5 @@ impl Sink for Pipeline {
     fn caught_up(&mut self) {
         self.lock().caught_up = true;
         tracing::info!("read what the logs held at start-up");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn years_of_epoch_times() {
-        assert_eq!(year_of(0.0), 1970);
-        assert_eq!(year_of(1_795_353_901.0), 2026);
-        assert_eq!(year_of(1_798_761_599.0), 2026); // 2026-12-31T23:59:59Z
-        assert_eq!(year_of(1_798_761_600.0), 2027);
-    }
-
-    #[test]
-    fn a_december_line_read_in_january_is_from_last_year() {
-        let dec31 = LogTime {
-            year: None,
-            month: 12,
-            day: 31,
-            hour: 23,
-            minute: 59,
-            second: 50,
-            nanos: 0,
-        };
-        let jan1_2027 = 1_798_761_610.0;
-        assert_eq!(resolve_time(&dec31, jan1_2027), 1_798_761_590.0);
-        let nov22 = LogTime {
-            year: None,
-            month: 11,
-            day: 22,
-            hour: 13,
-            minute: 25,
-            second: 1,
-            nanos: 0,
-        };
-        assert_eq!(resolve_time(&nov22, 1_795_353_902.0), 1_795_353_901.0);
     }
 }

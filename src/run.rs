@@ -103,7 +103,7 @@ pub async fn serve_on(
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
-        logs_given: settings.logs.iter().map(|l| l.given.clone()).collect(),
+        logs: settings.logs.iter().cloned().collect(),
         clock,
     };
     let address = listener.local_addr().ok();

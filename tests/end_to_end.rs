@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::agent::{eventually, http_get, sample, RunningAgent};
+use crate::support::agent::{eventually, http_get, sample, RunningAgent, TESTS_NOW};
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
 const ISSUE_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%";
@@ -151,18 +151,25 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[CONFIG_LINE, ISSUE_LINE]);
-    let agent = RunningAgent::start(&[
-        "--log",
-        log.to_str().unwrap(),
-        "--web.telemetry-path",
-        "/vllm-metrics",
-    ]);
+    // The lines' 13:25 in Tokyo is 04:25 UTC: the agent's clock a few seconds later.
+    let agent = RunningAgent::start_at(
+        &[
+            "--log",
+            log.to_str().unwrap(),
+            "--web.telemetry-path",
+            "/vllm-metrics",
+            "--log-timezone",
+            "Asia/Tokyo",
+        ],
+        TESTS_NOW - 9.0 * 3600.0,
+    );
     let page = agent.get("/").unwrap();
     assert_eq!(page.status, 200);
     assert!(page.content_type.starts_with("text/html"));
     assert!(page.body.contains("href=\"/vllm-metrics\""));
     assert!(page.body.contains(log.to_str().unwrap()));
     assert!(page.body.contains("qwen3-8b"));
+    assert!(page.body.contains("<td>Asia/Tokyo</td>"), "{}", page.body);
     assert_eq!(agent.get("/-/healthy").unwrap().status, 200);
     assert_eq!(agent.get("/-/ready").unwrap().status, 200);
     assert!(sample(
@@ -264,6 +271,7 @@ fn help_explains_every_flag() {
         "--vllm-stats-interval",
         "--config",
         "--envelope",
+        "--log-timezone",
         "--max-line-bytes",
         "--state-file",
         "--one-shot",

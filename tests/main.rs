@@ -9,4 +9,5 @@ mod rotation;
 mod soak;
 mod support;
 mod tailing;
+mod timezones;
 mod truth;

@@ -1,6 +1,8 @@
 //! Replay goldens: every `fixtures/replay/<engine>-<version>-<case>.log` goes through the whole
 //! pipeline (reader, envelope, grammar, state, exposition) in one-shot mode, and its samples,
 //! sorted, must equal `<same name>.prom`. A `<same name>.args` file adds flags (one per line).
+//! Times without a zone are read as UTC (`--log-timezone UTC`), so the goldens are the same on
+//! every machine, whatever its `TZ`.
 //!
 //! After a deliberate change, `LLMTAIL_BLESS=1 cargo test --test integration replay` rewrites
 //! the goldens; review the diff before committing it.
@@ -43,6 +45,8 @@ pub fn replay(log: &Path) -> String {
         "--log".into(),
         log.display().to_string(),
         "--one-shot".into(),
+        "--log-timezone".into(),
+        "UTC".into(),
     ];
     if let Ok(args) = std::fs::read_to_string(log.with_extension("args")) {
         argv.extend(

@@ -73,7 +73,15 @@ fn natives(dir: &Path) -> Vec<Native> {
 
 /// The agent's exposition of `log` as one-shot prints it.
 fn one_shot(log: &Path) -> String {
-    let argv = ["llmtail", "--one-shot", "--log", log.to_str().unwrap()];
+    // vLLM's formatter wrote the truth logs in UTC (drive.py sets its converter to gmtime).
+    let argv = [
+        "llmtail",
+        "--one-shot",
+        "--log-timezone",
+        "UTC",
+        "--log",
+        log.to_str().unwrap(),
+    ];
     let settings = Settings::from_cli(Cli::try_parse_from(argv).unwrap()).unwrap();
     let mut out = Vec::new();
     llmtail::run::one_shot(&settings, Clock::fixed(1_798_718_400.0), &mut out).unwrap();
@@ -148,7 +156,7 @@ fn check(dir: &Path) -> Vec<String> {
             if at_end {
                 final_errors.push(format!("{what} {:+.4}%", error * 100.0));
             }
-            if !(error.abs() <= budget) {
+            if error.is_nan() || error.abs() > budget {
                 problems.push(format!(
                     "{name}, engine {}, line at byte {}: {what} {value} vs native {native} ({:+.3}%, budget {}%)",
                     row.engine, row.offset, error * 100.0, budget * 100.0

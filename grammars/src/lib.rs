@@ -120,6 +120,8 @@ pub const PREFILTER: &[&str] = &[
     "application shutdown",
     "exited unexpectedly",
     "Starting vLLM ",
+    "already dead",
+    "Engine process (pid ",
 ];
 
 /// [`PREFILTER`] as one automaton. Leftmost-first, because overlapping search cannot use the

@@ -1,12 +1,15 @@
 //! Timestamps as record heads print them.
 //!
 //! Engines rarely print a year (vLLM: `11-22 13:25:01`; Triton's glog: `I1122 13:25:01.123456`),
-//! and never a zone. A grammar keeps exactly what the line says; the agent supplies the year
-//! and the zone, because only it knows the clock.
+//! and hardly ever a zone. A grammar keeps exactly what the line says, plus the zone when the
+//! format fixes one (Triton's logger always writes UTC); the agent supplies the year and the
+//! log's zone for the rest, because only it knows the clock and the host. No calendar here:
+//! the agent's `timezone` module turns a `LogTime` into an instant.
 
 use serde::{Serialize, Serializer};
 
-/// A wall-clock time as printed in a record head. `year` is `None` when the line has none.
+/// A wall-clock time as a record head (or an envelope) prints it. `year` is `None` when the
+/// line has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LogTime {
     pub year: Option<u16>,
@@ -16,6 +19,10 @@ pub struct LogTime {
     pub minute: u8,
     pub second: u8,
     pub nanos: u32,
+    /// Seconds east of UTC when the format fixes the zone: printed (`Z`, `+09:00`) or by the
+    /// writer's convention (Triton's logger formats with `gmtime_r`). `None` is the writer's
+    /// local time, which the agent reads in the log's zone (`--log-timezone`).
+    pub utc_offset: Option<i32>,
 }
 
 impl LogTime {
@@ -28,32 +35,10 @@ impl LogTime {
             && minute < 60
             && second < 61
     }
-
-    /// Seconds since the Unix epoch, reading this time as UTC in `year` when it has none.
-    pub fn unix_seconds(&self, default_year: i32) -> f64 {
-        let year = self.year.map(i32::from).unwrap_or(default_year);
-        let days = days_from_civil(year, u32::from(self.month), u32::from(self.day));
-        let secs = days * 86_400
-            + i64::from(self.hour) * 3600
-            + i64::from(self.minute) * 60
-            + i64::from(self.second);
-        secs as f64 + f64::from(self.nanos) / 1e9
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
-    let y = i64::from(if month <= 2 { year - 1 } else { year });
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Case files compare times as text: `11-22 13:25:01`, `2025-04-28 09:56:44`,
-/// `05-10 07:57:30.770724`.
+/// `05-10 07:57:30.770724 UTC`, `2026-11-22 14:25:01 +01:00`.
 impl Serialize for LogTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -74,29 +59,21 @@ impl std::fmt::Display for LogTime {
             let frac = format!("{:09}", self.nanos);
             write!(f, ".{}", frac.trim_end_matches('0'))?;
         }
-        Ok(())
+        match self.utc_offset {
+            None => Ok(()),
+            Some(0) => write!(f, " UTC"),
+            Some(offset) => {
+                let sign = if offset < 0 { '-' } else { '+' };
+                let minutes = offset.unsigned_abs() / 60;
+                write!(f, " {sign}{:02}:{:02}", minutes / 60, minutes % 60)
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn epoch_arithmetic_matches_known_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        let t = LogTime {
-            year: Some(2026),
-            month: 11,
-            day: 22,
-            hour: 13,
-            minute: 25,
-            second: 1,
-            nanos: 0,
-        };
-        assert_eq!(t.unix_seconds(0), 1_795_353_901.0);
-    }
 
     #[test]
     fn display_omits_what_the_line_did_not_print() {
@@ -108,7 +85,18 @@ mod tests {
             minute: 57,
             second: 30,
             nanos: 770_724_000,
+            utc_offset: None,
         };
         assert_eq!(t.to_string(), "05-10 07:57:30.770724");
+        let utc = LogTime {
+            utc_offset: Some(0),
+            ..t
+        };
+        assert_eq!(utc.to_string(), "05-10 07:57:30.770724 UTC");
+        let west = LogTime {
+            utc_offset: Some(-(3 * 3600 + 30 * 60)),
+            ..t
+        };
+        assert_eq!(west.to_string(), "05-10 07:57:30.770724 -03:30");
     }
 }

@@ -1,10 +1,12 @@
 //! Kubernetes CRI log files (`/var/log/pods/.../0.log`, containerd and CRI-O):
 //! `<RFC3339Nano> <stdout|stderr> <P|F> <content>`, where `P` marks a partial line that the
 //! runtime split (16 KiB by default) and the following parts up to an `F` complete.
+use llmtail_grammars::LogTime;
+
 use super::time::parse_datetime;
 
 /// CRI: `<RFC3339Nano> <stdout|stderr> <P|F>[:more tags] <content>`.
-pub fn fields(line: &str) -> Option<(f64, bool, &str)> {
+pub fn fields(line: &str) -> Option<(LogTime, bool, &str)> {
     let (time, rest) = parse_datetime(line)?;
     let rest = rest.strip_prefix(' ')?;
     let rest = rest

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use llmtail_grammars::LogTime;
+
 use super::{cri, docker, journald, json};
 use super::{Decoded, EnvelopeKind};
 
@@ -18,7 +20,7 @@ pub fn detect(line: &str) -> Option<EnvelopeKind> {
     if cri::fields(line).is_some() {
         return Some(EnvelopeKind::Cri);
     }
-    if journald::decode(line, 2000).is_some() {
+    if journald::decode(line).is_some() {
         return Some(EnvelopeKind::Journald);
     }
     // Plain vLLM or Triton records: settle at once, so a later JSON-looking line (a TRT-LLM
@@ -34,7 +36,6 @@ pub fn decode<'a>(
     line: &'a str,
     partial: &mut String,
     cap: usize,
-    year: i32,
 ) -> Decoded<'a> {
     match kind {
         EnvelopeKind::Auto | EnvelopeKind::Plain => Decoded::Message {
@@ -57,7 +58,7 @@ pub fn decode<'a>(
                 time: None,
             },
         },
-        EnvelopeKind::Journald => match journald::decode(line, year) {
+        EnvelopeKind::Journald => match journald::decode(line) {
             Some((text, time)) => Decoded::Message {
                 text: Cow::Borrowed(text),
                 time: Some(time),
@@ -73,7 +74,7 @@ fn join<'a>(
     content: &'a str,
     is_partial: bool,
     cap: usize,
-    time: f64,
+    time: LogTime,
 ) -> Decoded<'a> {
     if is_partial {
         if partial.len() + content.len() <= cap {
@@ -121,7 +122,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_replaced_not_fatal() {
-        let mut decoder = Decoder::new(EnvelopeKind::Plain, 1 << 16, 2026);
+        let mut decoder = Decoder::new(EnvelopeKind::Plain, 1 << 16);
         let decoded = decoder.decode(b"Engine 000: \xff\xfe ok");
         assert_eq!(
             decoded,

@@ -1,9 +1,12 @@
 //! journald and syslog prefixes: `journalctl -o short` (`Nov 22 13:25:01 host ident[pid]: `),
 //! `-o short-iso` (`2026-11-22T13:25:01+0000 host ident[pid]: `) and a syslog `<PRI>` in front.
+//! `-o short` prints local time without a year or zone; the pipeline reads it per line.
+use llmtail_grammars::LogTime;
+
 use super::time::{parse_datetime, parse_syslog_time};
 
 /// `[<PRI>]Nov 22 13:25:01 host ident[pid]: message` or `2026-11-22T13:25:01+0000 host ident[pid]: message`.
-pub fn decode(line: &str, year: i32) -> Option<(&str, f64)> {
+pub fn decode(line: &str) -> Option<(&str, LogTime)> {
     let mut rest = line;
     if let Some(after) = rest.strip_prefix('<') {
         let close = after.find('>')?;
@@ -12,7 +15,7 @@ pub fn decode(line: &str, year: i32) -> Option<(&str, f64)> {
         }
         rest = &after[close + 1..];
     }
-    let (time, rest) = parse_syslog_time(rest, year).or_else(|| parse_datetime(rest))?;
+    let (time, rest) = parse_syslog_time(rest).or_else(|| parse_datetime(rest))?;
     let rest = rest.strip_prefix(' ')?;
     let (_host, rest) = rest.split_once(' ')?;
     let colon = rest.find(": ")?;
@@ -43,5 +46,13 @@ mod tests {
             ]
         );
         assert_eq!(detect(&short), Some(EnvelopeKind::Journald));
+    }
+
+    #[test]
+    fn short_is_local_time_without_a_year_and_short_iso_keeps_its_offset() {
+        let (_, short) = super::decode("Dec 31 23:59:50 host vllm[1]: x").unwrap();
+        assert_eq!(short.to_string(), "12-31 23:59:50");
+        let (_, iso) = super::decode("2026-08-19T18:30:11+0900 host vllm[1]: x").unwrap();
+        assert_eq!(iso.to_string(), "2026-08-19 18:30:11 +09:00");
     }
 }

@@ -1,7 +1,8 @@
 //! JSON logging (python-json-logger, vLLM 0.32+'s `--logging-config.formatter json`): one object
-//! per line, the engine's text in `message`, the time in `asctime` (local time, read as UTC).
+//! per line, the engine's text in `message`, the time in `asctime` (local time, without a zone).
 use std::borrow::Cow;
 
+use llmtail_grammars::LogTime;
 use serde::Deserialize;
 
 use super::time::parse_datetime;
@@ -16,8 +17,8 @@ struct JsonRecord<'a> {
     timestamp: Option<Cow<'a, str>>,
 }
 
-/// A JSON logging record; its `asctime` (local time, read as UTC) or `timestamp` is the time.
-pub fn decode(line: &str) -> Option<(Cow<'_, str>, Option<f64>)> {
+/// A JSON logging record; its `asctime` (local time) or `timestamp` is the time.
+pub fn decode(line: &str) -> Option<(Cow<'_, str>, Option<LogTime>)> {
     let record: JsonRecord<'_> = serde_json::from_str(line).ok()?;
     let time = record
         .asctime

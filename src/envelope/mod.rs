@@ -16,6 +16,8 @@ pub mod time;
 
 use std::borrow::Cow;
 
+use llmtail_grammars::LogTime;
+
 /// How a log's lines are wrapped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,10 +53,10 @@ impl EnvelopeKind {
 /// A decoded line.
 #[derive(Debug, PartialEq)]
 pub enum Decoded<'a> {
-    /// The engine's own line, and the envelope's time for it (epoch seconds) when it has one.
+    /// The engine's own line, and the envelope's time for it, as printed, when it has one.
     Message {
         text: Cow<'a, str>,
-        time: Option<f64>,
+        time: Option<LogTime>,
     },
     /// The first part of a line the envelope split (CRI `P`, Docker's 16 KiB chunks): held
     /// until its last part arrives.
@@ -76,12 +78,10 @@ pub struct Decoder {
     partial: String,
     /// Cap on `partial`, so a runaway sequence of partials cannot grow memory without bound.
     max_line_bytes: usize,
-    year: i32,
 }
 
 impl Decoder {
-    /// `year` is the year syslog timestamps (which print none) are read in.
-    pub fn new(kind: EnvelopeKind, max_line_bytes: usize, year: i32) -> Self {
+    pub fn new(kind: EnvelopeKind, max_line_bytes: usize) -> Self {
         let detected = (kind != EnvelopeKind::Auto).then_some(kind);
         Decoder {
             configured: kind,
@@ -89,7 +89,6 @@ impl Decoder {
             lines_seen: 0,
             partial: String::new(),
             max_line_bytes,
-            year,
         }
     }
 
@@ -130,15 +129,12 @@ impl Decoder {
         }
         let kind = self.detected.unwrap_or(EnvelopeKind::Plain);
         let decoded = match text {
-            Cow::Borrowed(s) => {
-                detect::decode(kind, s, &mut self.partial, self.max_line_bytes, self.year)
-            }
+            Cow::Borrowed(s) => detect::decode(kind, s, &mut self.partial, self.max_line_bytes),
             Cow::Owned(s) => into_owned(detect::decode(
                 kind,
                 &s,
                 &mut self.partial,
                 self.max_line_bytes,
-                self.year,
             )),
         };
         match decoded {
@@ -181,7 +177,7 @@ pub(crate) mod tests_support {
         "INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s";
 
     pub fn decode_all(kind: EnvelopeKind, lines: &[&str]) -> Vec<String> {
-        let mut decoder = Decoder::new(kind, 1 << 16, 2026);
+        let mut decoder = Decoder::new(kind, 1 << 16);
         let mut out = Vec::new();
         for line in lines {
             match decoder.decode(line.as_bytes()) {

@@ -15,6 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
+use crate::config::LogSettings;
 use crate::pipeline::Clock;
 use crate::state::State;
 use render::Format;
@@ -24,8 +25,8 @@ use render::Format;
 pub struct Shared {
     pub state: Arc<Mutex<State>>,
     pub telemetry_path: Arc<str>,
-    /// The `--log` arguments as given, for the landing page.
-    pub logs_given: Arc<[String]>,
+    /// Each `--log` (or `[[log]]`): the landing page shows it as given, with its zone.
+    pub logs: Arc<[LogSettings]>,
     /// What "now" is when an engine's silence is judged.
     pub clock: Clock,
 }
@@ -91,7 +92,7 @@ fn escape(text: &str) -> String {
 }
 
 /// One row per followed log.
-fn log_rows(state: &State) -> String {
+fn log_rows(state: &State, settings: &[LogSettings]) -> String {
     let mut rows = String::new();
     for log in state.iter_logs() {
         let grammars: Vec<String> = log
@@ -99,9 +100,11 @@ fn log_rows(state: &State) -> String {
             .iter()
             .map(|g| format!("{} {}", g.grammar, g.lines))
             .collect();
+        let zone = settings.get(log.source).map_or("", |l| l.timezone.name());
         rows.push_str(&format!(
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             escape(&log.label),
+            escape(zone),
             if log.io.open { "open" } else { "waiting" },
             log.io.offset,
             log.io.lines_read,
@@ -163,12 +166,16 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
     let (logs, engines, warnings) = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
-        (log_rows(&state), engine_rows(&state, now), warnings(&state))
+        (
+            log_rows(&state, &shared.logs),
+            engine_rows(&state, now),
+            warnings(&state),
+        )
     };
     let given: Vec<String> = shared
-        .logs_given
+        .logs
         .iter()
-        .map(|g| format!("<code>{}</code>", escape(g)))
+        .map(|l| format!("<code>{}</code>", escape(&l.given)))
         .collect();
     let path = escape(&shared.telemetry_path);
     Html(format!(
@@ -176,7 +183,7 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
          <h1>llmtail {version}</h1>\n<p>Follows the logs of LLM inference engines and serves their stats as Prometheus metrics.</p>\n\
          <ul><li><a href=\"{path}\">{path}</a>: the metrics</li><li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li></ul>\n\
          {warnings}<h2>Logs</h2>\n<p>Following {given}.</p>\n\
-         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th></tr>\n{logs}</table>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>time zone</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th></tr>\n{logs}</table>\n\
          <h2>vLLM engines</h2>\n\
          <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>engine</th><th>status</th><th>vLLM version</th><th>stats interval</th><th>last stats line</th><th>start-ups</th></tr>\n{engines}</table>\n\
          </body></html>\n",

@@ -7,11 +7,13 @@
 
 use std::collections::BTreeMap;
 
+use jiff::tz::TimeZone;
 use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
 
 use serde::{Deserialize, Serialize};
 
 use super::vllm::CumulativeCounter;
+use crate::timezone::resolve_time;
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
 /// batches) to seconds (long prefills).
@@ -244,7 +246,12 @@ impl TrtllmRank {
         let Some(it) = &self.last else {
             return Vec::new();
         };
-        let timestamp = it.timestamp.map(|t| (t.unix_seconds(0) * 1e6).round());
+        // Read as UTC, as it always was. TRT-LLM prints it in local time and Triton's own
+        // metric reads it back with mktime, so on a host off UTC the two differ by the offset.
+        let timestamp = it
+            .timestamp
+            .and_then(|t| resolve_time(&t, &TimeZone::UTC, 0.0))
+            .map(|seconds| (seconds * 1e6).round());
         [
             ("iteration_counter", it.iteration.map(|n| n as f64)),
             ("timestamp", timestamp),

@@ -548,7 +548,18 @@ impl VllmLog {
                     });
                 }
             }
-            Lifecycle::Shutdown => self.phase = stop(DownReason::Shutdown),
+            // The server shuts down after its engine died too: the crash is the reason.
+            Lifecycle::Shutdown => {
+                if !matches!(
+                    self.phase,
+                    Phase::Stopped {
+                        reason: DownReason::Crash,
+                        ..
+                    }
+                ) {
+                    self.phase = stop(DownReason::Shutdown)
+                }
+            }
             Lifecycle::Crash => self.phase = stop(DownReason::Crash),
             Lifecycle::StatsLoggingDisabled => self.stats_logging_disabled = true,
         }

@@ -156,9 +156,14 @@ impl RunningAgent {
     }
 
     /// Starts the agent with these flags, its clock at `now` (seconds since the epoch).
+    /// Times without a zone are read as UTC unless the test says otherwise: the tests' lines and
+    /// clocks are in UTC, whatever the machine's zone.
     pub fn start_at(args: &[&str], now: f64) -> RunningAgent {
         let mut argv = vec!["llmtail"];
         argv.extend_from_slice(args);
+        if !args.contains(&"--log-timezone") {
+            argv.extend_from_slice(&["--log-timezone", "UTC"]);
+        }
         let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
             .expect("settings are valid");
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");

@@ -7,8 +7,12 @@
 //!   `05-10-2024 07:57:30[.972719]` (month-day-year);
 //! - the PyTorch iteration line's `timestamp = 2025-04-28 09:56:44` (year first).
 //!
-//! All are local time; like [`crate::time`], we keep what was printed and leave the zone to
-//! the agent. Each function returns the time and the rest of the input, or `None`.
+//! Triton's two heads are UTC: its logger formats them with `gmtime_r` (triton-inference-server
+//! `common/src/logging.cc`), whatever the host's zone, so they carry a zero offset. The others
+//! are the writer's local time (Python's `logging` converts with `time.localtime`; TRT-LLM's
+//! `getCurrentTimestamp`, the IterationStats `timestamp`, with `std::localtime`): like
+//! [`crate::time`], we keep what was printed and leave their zone to the agent. Each function
+//! returns the time and the rest of the input, or `None`.
 
 use crate::LogTime;
 
@@ -50,12 +54,18 @@ fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
     Some(((h as u8, m as u8, sec as u8), s))
 }
 
+/// Triton's heads: its logger always prints UTC.
+const TRITON_UTC: Option<i32> = Some(0);
+/// Everything else: the writer's local time.
+const LOCAL: Option<i32> = None;
+
 fn build(
     year: Option<u32>,
     month: u32,
     day: u32,
     (hour, minute, second): (u8, u8, u8),
     nanos: u32,
+    utc_offset: Option<i32>,
 ) -> Option<LogTime> {
     let valid = LogTime::is_valid_clock(month, day, hour.into(), minute.into(), second.into());
     if !valid {
@@ -73,19 +83,20 @@ fn build(
         minute,
         second,
         nanos,
+        utc_offset,
     })
 }
 
-/// Triton's glog head time after the level letter: `0510 07:57:30.770724`.
+/// Triton's glog head time after the level letter: `0510 07:57:30.770724` (UTC).
 pub fn glog(s: &str) -> Option<(LogTime, &str)> {
     let (month, s) = digits(s, 2)?;
     let (day, s) = digits(s, 2)?;
     let (hms, s) = clock(byte(s, b' ')?)?;
     let (nanos, s) = fraction(s);
-    Some((build(None, month, day, hms, nanos)?, s))
+    Some((build(None, month, day, hms, nanos, TRITON_UTC)?, s))
 }
 
-/// `2024-05-10T07:57:30Z` (Triton ISO8601; sub-seconds accepted though Triton prints none).
+/// `2024-05-10T07:57:30Z` (Triton ISO8601, UTC; sub-seconds accepted though Triton prints none).
 pub fn iso(s: &str) -> Option<(LogTime, &str)> {
     let (year, s) = digits(s, 4)?;
     let (month, s) = digits(byte(s, b'-')?, 2)?;
@@ -93,7 +104,7 @@ pub fn iso(s: &str) -> Option<(LogTime, &str)> {
     let (hms, s) = clock(byte(s, b'T')?)?;
     let (nanos, s) = fraction(s);
     let s = byte(s, b'Z')?;
-    Some((build(Some(year), month, day, hms, nanos)?, s))
+    Some((build(Some(year), month, day, hms, nanos, TRITON_UTC)?, s))
 }
 
 /// The Python logger's `MM/DD/YYYY-HH:MM:SS`.
@@ -102,7 +113,7 @@ pub fn slashed(s: &str) -> Option<(LogTime, &str)> {
     let (day, s) = digits(byte(s, b'/')?, 2)?;
     let (year, s) = digits(byte(s, b'/')?, 4)?;
     let (hms, s) = clock(byte(s, b'-')?)?;
-    Some((build(Some(year), month, day, hms, 0)?, s))
+    Some((build(Some(year), month, day, hms, 0, LOCAL)?, s))
 }
 
 /// `MM-DD-YYYY HH:MM:SS[.ffffff]` (IterationStats `timestamp`, the 2025-26 C++ logger).
@@ -112,7 +123,7 @@ pub fn month_first(s: &str) -> Option<(LogTime, &str)> {
     let (year, s) = digits(byte(s, b'-')?, 4)?;
     let (hms, s) = clock(byte(s, b' ')?)?;
     let (nanos, s) = fraction(s);
-    Some((build(Some(year), month, day, hms, nanos)?, s))
+    Some((build(Some(year), month, day, hms, nanos, LOCAL)?, s))
 }
 
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]` (the PyTorch iteration line).
@@ -122,7 +133,7 @@ pub fn year_first(s: &str) -> Option<(LogTime, &str)> {
     let (day, s) = digits(byte(s, b'-')?, 2)?;
     let (hms, s) = clock(byte(s, b' ')?)?;
     let (nanos, s) = fraction(s);
-    Some((build(Some(year), month, day, hms, nanos)?, s))
+    Some((build(Some(year), month, day, hms, nanos, LOCAL)?, s))
 }
 
 /// A whole timestamp value in either date order, nothing after it.
@@ -142,11 +153,11 @@ mod tests {
     fn reads_every_shape() {
         assert_eq!(
             glog("0510 07:57:30.770724 21661").unwrap().0.to_string(),
-            "05-10 07:57:30.770724"
+            "05-10 07:57:30.770724 UTC"
         );
         assert_eq!(
             iso("2024-05-10T07:57:30Z I").unwrap().0.to_string(),
-            "2024-05-10 07:57:30"
+            "2024-05-10 07:57:30 UTC"
         );
         assert_eq!(
             slashed("04/28/2025-09:56:44]").unwrap().0.to_string(),

@@ -266,7 +266,7 @@ mod tests {
         let h = split("I0510 07:57:30.770724 21661 model_instance_state.cc:840] {\"a\":1}");
         assert_eq!(h.message, "{\"a\":1}");
         assert_eq!(h.pid, Some(21661));
-        assert_eq!(h.time.unwrap().to_string(), "05-10 07:57:30.770724");
+        assert_eq!(h.time.unwrap().to_string(), "05-10 07:57:30.770724 UTC");
     }
 
     #[test]
@@ -275,7 +275,7 @@ mod tests {
             "triton-1  | 2024-05-10T07:57:30Z I 77 model_lifecycle.cc:469] loading: tensorrt_llm:1",
         );
         assert_eq!(h.message, "loading: tensorrt_llm:1");
-        assert_eq!(h.time.unwrap().to_string(), "2024-05-10 07:57:30");
+        assert_eq!(h.time.unwrap().to_string(), "2024-05-10 07:57:30 UTC");
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub const ANCHORS: &[&str] = &[
     "application shutdown",
     "exited unexpectedly",
     "Starting vLLM ",
+    "already dead",
+    "Engine process (pid ",
 ];
 
 /// Crash lines start with one of these. Only the start counts: vLLM logs prompts, and a
@@ -91,8 +93,14 @@ const CRASHES: &[&str] = &[
     "Engine core initialization failed",
     "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already",
     "AsyncEngineDeadError: Background loop has errored already",
+    "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop is not running",
+    "AsyncEngineDeadError: Background loop is not running",
     "Engine loop has died",
-    "MQLLMEngine terminated",
+    "RuntimeError('Engine loop has died')",
+    "RuntimeError: Engine loop has died",
+    "RuntimeError('Engine process (pid ",
+    "MQLLMEngine is already dead",
+    "AsyncLLMEngine is already dead",
     "[shutdown] MPClient: engine core exited unexpectedly",
 ];
 

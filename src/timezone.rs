@@ -1,0 +1,285 @@
+//! Time zones: which zone a log's times are read in when they print none, and the one
+//! conversion from a printed [`LogTime`] to seconds since the epoch.
+//!
+//! vLLM, TRT-LLM's Python logger, Python's `asctime` and syslog print the writer's local
+//! wall-clock time with no zone (vLLM and syslog with no year either). Read as UTC, a host in
+//! Asia/Tokyo would stamp every line 9 h in the future. So each log has a zone: its `timezone`,
+//! else `--log-timezone`, else the agent's own; the year comes from the clock. jiff does the
+//! calendar and the zone's rules (DST included) from the tz database: the system's when it has
+//! one, else the copy built into the binary (`tzdb-bundle-always`).
+
+use jiff::civil::DateTime;
+use jiff::tz::{Offset, TimeZone, TimeZoneDatabase};
+use jiff::Timestamp;
+use llmtail_grammars::LogTime;
+
+/// The zone a log's times without one are read in, and the name the landing page shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogZone {
+    zone: TimeZone,
+    name: String,
+}
+
+impl LogZone {
+    /// An IANA name (`Asia/Tokyo`, `UTC`; any case), looked up in the system's tz database,
+    /// else in the copy built in: a host whose zoneinfo lacks the name (an old or partial
+    /// tzdata) still knows it.
+    pub fn named(name: &str) -> Result<LogZone, jiff::Error> {
+        let zone = TimeZone::get(name)
+            .or_else(|e| TimeZoneDatabase::bundled().get(name).map_err(|_| e))?;
+        Ok(LogZone {
+            zone,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn utc() -> LogZone {
+        LogZone {
+            zone: TimeZone::UTC,
+            name: "UTC".to_string(),
+        }
+    }
+
+    /// The agent's own zone: `TZ`, else `/etc/localtime`. With neither, or with a `TZ` that
+    /// names no zone, the C library an engine runs on uses UTC, so UTC is what it wrote.
+    pub fn local() -> LogZone {
+        let tz_variable = std::env::var("TZ").ok();
+        match TimeZone::try_system() {
+            Ok(zone) => {
+                let name = match (zone.iana_name(), &tz_variable) {
+                    (Some(iana), _) => format!("{iana} (local)"),
+                    (None, Some(tz)) => format!("TZ={tz} (local)"),
+                    (None, None) => "/etc/localtime (local)".to_string(),
+                };
+                LogZone { zone, name }
+            }
+            Err(e) => {
+                if let Some(tz) = tz_variable {
+                    tracing::warn!(
+                        error = %e,
+                        "TZ={tz:?} names no time zone this agent knows; times without a zone are \
+                         read as UTC (fix: set TZ to an IANA name such as Asia/Tokyo, or pass \
+                         --log-timezone)"
+                    );
+                }
+                LogZone {
+                    zone: TimeZone::UTC,
+                    name: "UTC (local)".to_string(),
+                }
+            }
+        }
+    }
+
+    /// As the user gave it (`Asia/Tokyo`), or the agent's zone marked `(local)`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn zone(&self) -> &TimeZone {
+        &self.zone
+    }
+}
+
+/// How far past `now` a yearless time may be and still be read as this year's: a writer's
+/// clock a little ahead of the agent's must not throw its lines a year back.
+const AHEAD_TOLERANCE_SECONDS: f64 = 86_400.0;
+
+/// Seconds since the epoch at which `time` was printed. A time with an offset keeps it; one
+/// without is read in `zone`. A time without a year is put in the year that puts it closest
+/// before `now` on the zone's calendar: a December line read in January is last year's, and
+/// each line is judged alone, so a log read across New Year changes year where it should.
+/// `None` for a date that does not exist (Feb 30).
+pub fn resolve_time(time: &LogTime, zone: &TimeZone, now: f64) -> Option<f64> {
+    match time.year {
+        Some(year) => instant(time, i16::try_from(year).ok()?, zone),
+        None => in_closest_year(time, zone, now),
+    }
+}
+
+fn in_closest_year(time: &LogTime, zone: &TimeZone, now: f64) -> Option<f64> {
+    let today = zone.to_datetime(Timestamp::from_second(now.floor() as i64).ok()?);
+    let latest = now + AHEAD_TOLERANCE_SECONDS;
+    // Only a January time read in December can belong to next year (a clock just behind the
+    // writer's at midnight on Dec 31).
+    if time.month == 1 && today.month() == 12 {
+        if let Some(t) = instant(time, today.year() + 1, zone).filter(|t| *t <= latest) {
+            return Some(t);
+        }
+    }
+    // Four years back at most: Feb 29 read in a common year is the last leap year's.
+    (today.year() - 4..=today.year())
+        .rev()
+        .find_map(|year| instant(time, year, zone).filter(|t| *t <= latest))
+}
+
+/// `time` in `year`: at its own offset when it printed one, else in `zone`.
+fn instant(time: &LogTime, year: i16, zone: &TimeZone) -> Option<f64> {
+    // jiff's clock stops at :59; a leap second (`:60`, which record heads may print) is read
+    // as the second after :59.
+    let leap = time.second == 60;
+    let civil = DateTime::new(
+        year,
+        time.month as i8,
+        time.day as i8,
+        time.hour as i8,
+        time.minute as i8,
+        if leap { 59 } else { time.second as i8 },
+        0,
+    )
+    .ok()?;
+    let at = match time.utc_offset {
+        Some(seconds) => Offset::from_seconds(seconds)
+            .ok()?
+            .to_timestamp(civil)
+            .ok()?,
+        // A wall time in a DST gap never happened and one in a fold happened twice: jiff's
+        // `compatible` choice (RFC 5545, Temporal) reads a gap's with the offset before it, so
+        // it lands as far after the gap as it was into it, and a fold's as the earlier one.
+        None => zone.to_ambiguous_timestamp(civil).compatible().ok()?,
+    };
+    let seconds = at.as_second() + i64::from(leap);
+    Some(seconds as f64 + f64::from(time.nanos) / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vLLM head time: `MM-DD HH:MM:SS`, no year, no zone.
+    fn head(month: u8, day: u8, hour: u8, minute: u8, second: u8) -> LogTime {
+        LogTime {
+            year: None,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            nanos: 0,
+            utc_offset: None,
+        }
+    }
+
+    fn seconds_at(rfc3339: &str) -> f64 {
+        rfc3339.parse::<Timestamp>().unwrap().as_second() as f64
+    }
+
+    fn zone(name: &str) -> TimeZone {
+        LogZone::named(name).unwrap().zone
+    }
+
+    #[test]
+    fn a_time_without_a_zone_is_read_in_the_logs_zone() {
+        let now = seconds_at("2026-11-22T05:00:00Z");
+        let line = head(11, 22, 13, 25, 1);
+        assert_eq!(
+            resolve_time(&line, &zone("Asia/Tokyo"), now),
+            Some(seconds_at("2026-11-22T04:25:01Z"))
+        );
+        assert_eq!(
+            resolve_time(&line, &TimeZone::UTC, now + 86_400.0),
+            Some(seconds_at("2026-11-22T13:25:01Z"))
+        );
+    }
+
+    #[test]
+    fn a_time_with_an_offset_keeps_it_whatever_the_logs_zone() {
+        let triton = LogTime {
+            utc_offset: Some(0),
+            ..head(11, 22, 13, 25, 1)
+        };
+        let now = seconds_at("2026-11-23T00:00:00Z");
+        assert_eq!(
+            resolve_time(&triton, &zone("Asia/Tokyo"), now),
+            Some(seconds_at("2026-11-22T13:25:01Z"))
+        );
+        let docker = LogTime {
+            year: Some(2026),
+            utc_offset: Some(3600),
+            nanos: 500_000_000,
+            ..head(11, 22, 14, 25, 1)
+        };
+        assert_eq!(
+            resolve_time(&docker, &zone("America/New_York"), now),
+            Some(seconds_at("2026-11-22T13:25:01Z") + 0.5)
+        );
+    }
+
+    #[test]
+    fn a_december_line_read_in_january_is_from_last_year() {
+        let jan1 = seconds_at("2027-01-01T00:00:10Z");
+        assert_eq!(
+            resolve_time(&head(12, 31, 23, 59, 50), &TimeZone::UTC, jan1),
+            Some(seconds_at("2026-12-31T23:59:50Z"))
+        );
+    }
+
+    #[test]
+    fn the_year_is_the_one_on_the_logs_calendar() {
+        // 00:30 on Jan 1 in Tokyo is still Dec 31 in UTC: the line is this (Tokyo) year's.
+        let now = seconds_at("2026-12-31T15:30:00Z");
+        assert_eq!(
+            resolve_time(&head(1, 1, 0, 10, 0), &zone("Asia/Tokyo"), now),
+            Some(seconds_at("2026-12-31T15:10:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_jan_1_line_read_by_a_clock_still_on_dec_31_is_next_years() {
+        let now = seconds_at("2026-12-31T23:59:58Z");
+        assert_eq!(
+            resolve_time(&head(1, 1, 0, 0, 1), &TimeZone::UTC, now),
+            Some(seconds_at("2027-01-01T00:00:01Z"))
+        );
+    }
+
+    #[test]
+    fn feb_29_read_in_a_common_year_is_the_last_leap_years() {
+        let now = seconds_at("2027-03-01T00:00:00Z");
+        assert_eq!(
+            resolve_time(&head(2, 29, 12, 0, 0), &TimeZone::UTC, now),
+            Some(seconds_at("2024-02-29T12:00:00Z"))
+        );
+        let impossible = LogTime {
+            year: Some(2026),
+            ..head(2, 30, 12, 0, 0)
+        };
+        assert_eq!(resolve_time(&impossible, &TimeZone::UTC, now), None);
+    }
+
+    #[test]
+    fn dst_gaps_and_folds_take_jiffs_compatible_choice() {
+        let new_york = zone("America/New_York");
+        let now = seconds_at("2026-12-01T00:00:00Z");
+        // 02:30 on Mar 8 2026 never happened (02:00 EST -> 03:00 EDT): read as 03:30 EDT.
+        assert_eq!(
+            resolve_time(&head(3, 8, 2, 30, 0), &new_york, now),
+            Some(seconds_at("2026-03-08T07:30:00Z"))
+        );
+        // 01:30 on Nov 1 2026 happened twice: the first time, in EDT.
+        assert_eq!(
+            resolve_time(&head(11, 1, 1, 30, 0), &new_york, now),
+            Some(seconds_at("2026-11-01T05:30:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_leap_second_is_the_second_after_59() {
+        let now = seconds_at("2027-01-01T12:00:00Z");
+        assert_eq!(
+            resolve_time(&head(12, 31, 23, 59, 60), &TimeZone::UTC, now),
+            Some(seconds_at("2027-01-01T00:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn zones_are_iana_names() {
+        assert_eq!(LogZone::named("Asia/Tokyo").unwrap().name(), "Asia/Tokyo");
+        let now = seconds_at("2026-11-23T00:00:00Z");
+        assert_eq!(
+            resolve_time(&head(11, 22, 13, 25, 1), &zone("UTC"), now),
+            Some(seconds_at("2026-11-22T13:25:01Z"))
+        );
+        assert!(LogZone::named("Asia/Tokio").is_err());
+        assert!(LogZone::named("").is_err());
+    }
+}
