@@ -113,22 +113,19 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
 }
 
 /// The message without the ` [repeated 2x across cluster]` Ray appends to a line when it folds
-/// similar lines of several workers into one (`RAY_DEDUP_LOGS`): the values on the line are
-/// the line's own, the folded lines are gone.
+/// similar lines of several workers into one (`RAY_DEDUP_LOGS`; the first time in a driver it
+/// adds ` (Ray deduplicates logs by default. ...)`): the values on the line are the line's own,
+/// the folded lines are gone.
 fn without_ray_dedup(message: &str) -> &str {
-    let trimmed = message.trim_end();
-    let Some(body) = trimmed.strip_suffix("x across cluster]") else {
+    let Some(at) = message.rfind(" [repeated ") else {
         return message;
     };
-    match body.rfind(" [repeated ") {
-        Some(at)
-            if body[at + " [repeated ".len()..]
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                && body.len() > at + " [repeated ".len() =>
-        {
-            &body[..at]
-        }
+    let rest = &message[at + " [repeated ".len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest[digits..].strip_prefix("x across cluster]");
+    match after.map(str::trim_end) {
+        Some("") if digits > 0 => &message[..at],
+        Some(note) if digits > 0 && note.starts_with(" (Ray deduplicates logs") => &message[..at],
         _ => message,
     }
 }
@@ -148,5 +145,9 @@ mod tests {
             "Running: 3 reqs [repeated x across cluster]"
         );
         assert_eq!(without_ray_dedup("Running: 3 reqs"), "Running: 3 reqs");
+        assert_eq!(
+            without_ray_dedup("Running: 3 reqs [repeated 2x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)"),
+            "Running: 3 reqs"
+        );
     }
 }
