@@ -219,7 +219,7 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
     liveness_metric!("llmtail_vllm_engine_up", Gauge, "1 while the engine is alive; 0 after a shutdown or crash line, or when a stats line it was due to print is 3 intervals late. Its gauges are not exported while it is 0.",
         "start-up and stats lines (1); shutdown, crash and overdue lines (0)", |e| Some(e.up())),
     liveness_metric!("llmtail_vllm_engine_starts", Counter, "Start-ups of the engine seen in the log.",
-        "version and engine config lines (one start-up however many of them)", |e| Some(e.starts as f64)),
+        "engine config line, `Supported tasks:` (the lines of one start-up count once)", |e| Some(e.starts as f64)),
     liveness_metric!("llmtail_vllm_engine_last_line_timestamp_seconds", Gauge, "When the engine's last stats line was written.",
         "record head or envelope time", |e| e.pacing.last_line_at()),
     EngineMetric {
@@ -228,7 +228,7 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
             kind: Kind::Gauge,
             help: "Always 1; the version label says which vLLM wrote the log (unknown when neither the log nor --vllm-version says).",
             labels: "`version`",
-            source: "`vLLM API server version X`, the 0.15+ logo and `vLLM server version X`, the engine config line `(vX)`; else `--vllm-version`",
+            source: "the engine config line `Initializing a V1 LLM engine (vX) with config: ...`; else `--vllm-version`",
         },
         read: Reading::Labelled("version", |e| vec![(e.version_label.clone(), 1.0)]),
         while_down: true,

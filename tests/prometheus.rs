@@ -254,10 +254,10 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
     server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
 }
 
-/// A vLLM 0.14 run that crashes, then starts again: lines as vLLM prints them (formats doc §4.4;
-/// the crash lines of vLLM issue #17972-style tracebacks).
+/// A vLLM 0.14 run that crashes, then starts again: lines as vLLM 0.14 prints them (the crash
+/// sequence's EngineCore and output-handler lines, then the traceback's `EngineDeadError`).
 const START: &str = "\
-(APIServer pid=812) INFO 11-22 13:24:40 [api_server.py:1272] vLLM API server version 0.14.0
+(EngineCore_DP0 pid=276) INFO 11-22 13:24:40 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
 (APIServer pid=812) INFO 11-22 13:24:50 [api_server.py:1014] Supported tasks: ['generate']
 (APIServer pid=812) INFO 11-22 13:24:50 [api_server.py:1346] Starting vLLM API server 0 on http://0.0.0.0:8000
 (APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%
@@ -268,7 +268,7 @@ const CRASH: &str = "\
 (APIServer pid=812) ERROR 11-22 13:25:03 [async_llm.py:430] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
 ";
 const RESTART: &str = "\
-(APIServer pid=913) INFO 11-22 13:26:00 [api_server.py:1272] vLLM API server version 0.14.0
+(EngineCore_DP0 pid=377) INFO 11-22 13:26:00 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
 (APIServer pid=913) INFO 11-22 13:26:30 [api_server.py:1014] Supported tasks: ['generate']
 (APIServer pid=913) INFO 11-22 13:26:30 [api_server.py:1346] Starting vLLM API server 0 on http://0.0.0.0:8000
 (APIServer pid=913) INFO 11-22 13:26:41 [loggers.py:257] Engine 000: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 50.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%

@@ -115,8 +115,6 @@ impl LateTokens {
 pub struct StartMarks {
     /// When vLLM's stat logger was built and began counting tokens.
     pub counting_since: Option<f64>,
-    /// When the API server's periodic logging loop began: its first call comes one interval later.
-    pub logging_since: Option<f64>,
 }
 
 /// What is known about the spacing of one engine's lines.
@@ -246,8 +244,11 @@ impl Pacing {
     }
 
     /// The first line after a start-up. vLLM's first call comes one interval after its logging
-    /// loop began; its window reaches back to when counting began. A later call (the first ones
-    /// had no tokens and were not printed) covers one interval.
+    /// loop began, which is after counting began by the rest of the server's start-up (under a
+    /// second for a text model, 18 s in a multimodal one); its window reaches back to when
+    /// counting began. A later call (the first ones had no tokens and were not printed) covers
+    /// one interval: a line less than two intervals after counting began is taken as the first
+    /// call.
     fn first_after_start(
         &mut self,
         at: f64,
@@ -257,12 +258,9 @@ impl Pacing {
     ) -> Window {
         self.close_run(previous);
         self.run_start = Some(at);
-        let first_call = match marks.logging_since {
-            Some(logging) => at <= logging + interval + 2.0,
-            None => marks
-                .counting_since
-                .is_some_and(|c| at - c < 2.0 * interval),
-        };
+        let first_call = marks
+            .counting_since
+            .is_some_and(|c| at - c < 2.0 * interval);
         match marks.counting_since {
             Some(counting) if first_call && at >= counting => Window::exact(at - counting),
             _ => Window::one_interval(interval),

@@ -527,26 +527,15 @@ impl VllmLog {
         engine(&mut self.engines, key, self.starts, self.marks, interval)
     }
 
-    fn apply_lifecycle(&mut self, event: &Lifecycle<'_>, at: Option<f64>, interval: StatsInterval) {
+    fn apply_lifecycle(&mut self, event: &Lifecycle, at: Option<f64>, interval: StatsInterval) {
         let stop = |reason| Phase::Stopped {
             reason,
             at: at.unwrap_or(0.0),
         };
         match event {
-            Lifecycle::Version { version, .. } => {
-                self.version = Some((VllmVersion::parse(version), VersionSource::Line));
-                self.start_up(at, interval);
-            }
             Lifecycle::EngineReady => {
                 self.start_up(at, interval);
                 self.mark(at, |marks, t| marks.counting_since = Some(t));
-            }
-            Lifecycle::ServerStarted => {
-                if matches!(self.phase, Phase::Starting { .. }) {
-                    self.mark(at, |marks, t| {
-                        marks.logging_since = Some(marks.logging_since.map_or(t, |l| l.max(t)))
-                    });
-                }
             }
             // The server shuts down after its engine died too: the crash is the reason.
             Lifecycle::Shutdown => {

@@ -49,28 +49,11 @@ pub fn split(line: &str) -> Head<'_> {
         process = Some(name);
         message = rest;
     }
-    if process.is_none() {
-        if let Some(head) = uvicorn_behind_a_prefix(line) {
-            return head;
-        }
-    }
     Head {
         time: None,
         process,
         message,
     }
-}
-
-/// uvicorn's `(APIServer pid=1) INFO:     ...` behind text a supervisor put first
-/// (`vllm-1  | ` from docker compose): vLLM's process prefix marks it as vLLM's.
-fn uvicorn_behind_a_prefix(line: &str) -> Option<Head<'_>> {
-    let at = memmem::find(line.as_bytes(), b") INFO:")?;
-    let process = last_process(&line[..=at])?;
-    Some(Head {
-        time: None,
-        process: Some(process),
-        message: &line[at + 2..],
-    })
 }
 
 fn two_digits(input: &str) -> IResult<&str, u8> {
@@ -189,13 +172,6 @@ mod tests {
         assert_eq!(h.process, Some("APIServer"));
         assert_eq!(h.message, "Engine 000: x");
         assert_eq!(h.time.unwrap().to_string(), "11-22 13:25:01");
-    }
-
-    #[test]
-    fn a_uvicorn_line_behind_a_compose_prefix_keeps_its_process() {
-        let h = split("vllm-1  | (APIServer pid=1) INFO:     Application startup complete.");
-        assert_eq!(h.process, Some("APIServer"));
-        assert_eq!(h.message, "INFO:     Application startup complete.");
     }
 
     #[test]

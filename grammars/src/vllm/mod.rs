@@ -69,8 +69,8 @@ pub enum VllmRecord<'a> {
     Preemptions(Preemptions),
     /// `Iteration(N): ...` detail lines (`--enable-logging-iteration-details`, 0.14+).
     Iteration(Iteration<'a>),
-    /// A version line, or a line that says the server stopped or the engine died.
-    Lifecycle(Lifecycle<'a>),
+    /// A line that dates a run's start, or says the server stopped or the engine died.
+    Lifecycle(Lifecycle),
 }
 
 impl VllmRecord<'_> {
@@ -100,11 +100,6 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
         .or_else(|| spec::parse(message))
         .or_else(|| startup::parse(message))
         .or_else(|| lifecycle::parse(message))?;
-    // uvicorn serves other engines too (trtllm-serve, SGLang): its bare `INFO:     ...` lines
-    // are vLLM's only behind vLLM's process prefix (`(APIServer pid=1) INFO:     ...`, 0.10.1+).
-    if head.time.is_none() && head.process.is_none() && message.starts_with("INFO:") {
-        return None;
-    }
     Some(Parsed {
         time: head.time,
         process: head.process,
@@ -117,6 +112,11 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
 /// adds ` (Ray deduplicates logs by default. ...)`): the values on the line are the line's own,
 /// the folded lines are gone.
 fn without_ray_dedup(message: &str) -> &str {
+    // Every stats line is asked: look for the suffix only where it can end.
+    let end = message.trim_end();
+    if !(end.ends_with(']') || end.ends_with(')')) {
+        return message;
+    }
     let Some(at) = message.rfind(" [repeated ") else {
         return message;
     };
