@@ -249,6 +249,15 @@ pub enum TrtllmReading {
 pub struct TrtllmMetric {
     pub metric: Metric,
     pub read: TrtllmReading,
+    /// Exported while the executor is down too (gauges are not, as for vLLM engines).
+    pub while_down: bool,
+}
+
+impl TrtllmMetric {
+    /// Whether the series is exported for an executor that is down.
+    pub fn shown_while_down(&self) -> bool {
+        self.while_down || self.metric.kind != Kind::Gauge
+    }
 }
 
 macro_rules! trtllm_family {
@@ -262,6 +271,7 @@ macro_rules! trtllm_family {
                 source: $source,
             },
             read: TrtllmReading::Labelled($label, $read),
+            while_down: false,
         }
     };
 }
@@ -277,6 +287,7 @@ macro_rules! trtllm_metric {
                 source: $source,
             },
             read: TrtllmReading::One($read),
+            while_down: false,
         }
     };
 }
@@ -328,12 +339,14 @@ pub static TRTLLM: &[TrtllmMetric] = &[
             help: "Iteration latency.", labels: "`le`",
             source: "IterationStats `iterLatencyMS`; iter log `host_step_time` (V3+) or `elapsed_time` (V1-V2)" },
         read: TrtllmReading::Histogram(|r| &r.iteration_seconds),
+        while_down: false,
     },
     TrtllmMetric {
         metric: Metric { name: "llmtail_trtllm_device_step_seconds", kind: Kind::Histogram,
             help: "Device time of the previous step.", labels: "`le`",
             source: "iter log `prev_device_step_time` (ms)" },
         read: TrtllmReading::Histogram(|r| &r.device_step_seconds),
+        while_down: false,
     },
     trtllm_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",
         "sum of IterationStats `numCompletedRequests`", |r| r.completed_requests),
@@ -357,6 +370,14 @@ pub static TRTLLM: &[TrtllmMetric] = &[
         "sum of `specDecodingStats.numAcceptedTokens`", |r| r.spec_accepted_tokens),
     trtllm_metric!("llmtail_trtllm_spec_decode_acceptance_length", Gauge, "Mean tokens per step with speculative decoding.",
         "`specDecodingStats.acceptanceLength`", TrtllmRank::spec_acceptance_length),
+    TrtllmMetric {
+        metric: Metric { name: "llmtail_trtllm_engine_up", kind: Kind::Gauge,
+            help: "1 while the executor is alive; 0 after Triton's signal line, or when requests were active and no iteration came for 60 s. Its gauges are not exported while it is 0.",
+            labels: "",
+            source: "identity and iteration lines (1); Triton `Signal (N) received.` (0: 2 and 15 shut down, others crash); silence after a record with active requests (formats A and B)" },
+        read: TrtllmReading::One(|r| Some(r.up())),
+        while_down: true,
+    },
 ];
 
 /// Series about llmtail itself, per followed log.

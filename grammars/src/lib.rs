@@ -69,6 +69,7 @@ pub const GRAMMAR_NAMES: &[&str] = &[
     "trtllm_iteration",
     "trtllm_capacity",
     "trtllm_identity",
+    "trtllm_lifecycle",
 ];
 
 /// The first stage's strings: a piece of each anchor (every anchor contains one, a test
@@ -99,6 +100,7 @@ pub const PREFILTER: &[&str] = &[
     "_rank = ",
     "TensorRT-LLM version: ",
     "loading: ",
+    "Signal (",
     "d tasks: [",
     "FastAPI HTTP",
     "DeadError",

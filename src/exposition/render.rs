@@ -278,6 +278,10 @@ impl Exposition {
             } else {
                 ""
             };
+            let executors: Vec<_> = executors
+                .iter()
+                .filter(|(_, e)| row.shown_while_down() || !e.status.is_down())
+                .collect();
             match row.read {
                 TrtllmReading::One(read) => {
                     let values: Vec<_> = executors

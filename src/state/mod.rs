@@ -228,6 +228,7 @@ impl State {
         let interval = self.settings.stats_interval;
         for log in self.logs.iter_mut().flatten() {
             log.vllm.judge(now, interval);
+            log.trtllm.judge(now);
         }
     }
 

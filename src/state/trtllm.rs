@@ -12,6 +12,7 @@ use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
 
 use serde::{Deserialize, Serialize};
 
+use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
 use crate::timezone::resolve_time;
 
@@ -78,7 +79,19 @@ pub struct TrtllmRank {
     pub capacity: KvCapacity,
     /// Line time of the last iteration, to tell a restarted Triton from a second one.
     last_seen: Option<f64>,
+    /// Whether the last iteration said more were coming: requests were still active (formats
+    /// A and B; the executor writes a record with 0 active when a busy period drains, then
+    /// blocks). Format C has no such record, so its silence says nothing.
+    more_due: bool,
+    /// Judged at each scrape from the log's last word and the time.
+    #[serde(skip)]
+    pub status: Status,
 }
+
+/// While requests are active, iteration records come every 50 ms (gptManagerBenchmark) to
+/// 100 ms (Triton's `stats_check_period_ms`): a minute without one means the executor is gone
+/// (TRT-LLM's own hang detector waits 300 s before it kills the server).
+const SILENCE_SECONDS: f64 = 60.0;
 
 fn add(counter: &mut Option<f64>, amount: Option<u64>) {
     if let Some(n) = amount {
@@ -115,6 +128,14 @@ fn merge_capacity(into: &mut KvCapacity, from: &KvCapacity) {
 }
 
 impl TrtllmRank {
+    pub fn up(&self) -> f64 {
+        if self.status.is_down() {
+            0.0
+        } else {
+            1.0
+        }
+    }
+
     fn apply_iteration(&mut self, it: &Iteration, at: Option<f64>) {
         self.iterations += 1.0;
         if let Some(ms) = it.iter_latency_ms {
@@ -138,6 +159,8 @@ impl TrtllmRank {
         );
         self.last = Some(it.clone());
         self.last_seen = at.or(self.last_seen);
+        self.more_due = it.format != llmtail_grammars::trtllm::Format::IterLog
+            && it.active_requests.is_some_and(|n| n > 0);
     }
 
     fn last_value(&self, read: impl Fn(&Iteration) -> Option<u64>) -> Option<f64> {
@@ -308,6 +331,8 @@ pub struct TrtllmLog {
     pub ranks: BTreeMap<String, TrtllmRank>,
     /// Triton lines carry a process id, not a rank: each process gets a slot (`"0"`, `"1"`, ...).
     pid_slots: Vec<(u32, String)>,
+    /// Where the server's run stands: identity lines start one, Triton's signal lines end it.
+    pub phase: Phase,
 }
 
 /// Triton models that are not the TRT-LLM engine, whose loading lines must not name it.
@@ -336,8 +361,53 @@ impl TrtllmLog {
                 if !HELPER_MODELS.contains(&model.as_ref()) {
                     self.model = Some((model.to_string(), model_version.to_string()));
                 }
+                self.start_up(at);
             }
-            TrtllmRecord::Version { .. } => {}
+            TrtllmRecord::Version { .. } => self.start_up(at),
+            TrtllmRecord::Signal { fatal, .. } => {
+                let reason = if *fatal {
+                    DownReason::Crash
+                } else {
+                    DownReason::Shutdown
+                };
+                self.phase = Phase::Stopped {
+                    reason,
+                    at: at.unwrap_or(0.0),
+                };
+            }
+        }
+        if matches!(record, TrtllmRecord::Iteration(_))
+            && !matches!(self.phase, Phase::Stopped { .. })
+        {
+            self.phase = Phase::Running;
+        }
+    }
+
+    /// An identity line: the first of a run begins it (a server killed without a signal line
+    /// starts again too); the others belong to it.
+    fn start_up(&mut self, at: Option<f64>) {
+        if self.phase.is_new_run() {
+            self.phase = Phase::Starting {
+                since: at.unwrap_or(0.0),
+            };
+            // The old run's last iteration (Triton's gauges) ends with it; counters go on.
+            for rank in self.ranks.values_mut() {
+                rank.last = None;
+                rank.more_due = false;
+            }
+        }
+    }
+
+    /// Judges every rank's status at `now`.
+    pub fn judge(&mut self, now: f64) {
+        for rank in self.ranks.values_mut() {
+            let word = LastWord {
+                phase: self.phase,
+                last_line_at: rank.last_seen,
+                next_line_due: rank.more_due,
+                interval: SILENCE_SECONDS / liveness::OVERDUE_INTERVALS,
+            };
+            rank.status = liveness::judge(word, now);
         }
     }
 
@@ -397,6 +467,48 @@ mod tests {
         assert_eq!(buckets[4], (0.025, 2));
         assert_eq!(buckets.last().unwrap(), &(f64::INFINITY, 1));
         assert_eq!((h.count, h.sum), (4, 20.0405));
+    }
+
+    #[test]
+    fn a_rank_with_active_requests_silent_for_a_minute_is_down_and_a_drained_one_idle() {
+        let mut log = TrtllmLog::default();
+        let busy = TrtllmRecord::Iteration(Box::new(Iteration {
+            rank: Some(0),
+            ..iteration(None, 3, 3)
+        }));
+        let drained = TrtllmRecord::Iteration(Box::new(Iteration {
+            rank: Some(1),
+            ..iteration(None, 0, 0)
+        }));
+        log.apply(&busy, Some(1000.0));
+        log.apply(&drained, Some(1000.0));
+        log.judge(1059.0);
+        assert_eq!(log.ranks["0"].status, Status::Up);
+        log.judge(1061.0);
+        assert_eq!(log.ranks["0"].status, Status::Down(DownReason::Overdue));
+        assert_eq!(log.ranks["1"].status, Status::Idle);
+    }
+
+    #[test]
+    fn a_signal_line_ends_the_run_and_an_identity_line_starts_the_next() {
+        let mut log = TrtllmLog::default();
+        log.apply(&TrtllmRecord::Version { version: "0.18.0" }, Some(1000.0));
+        log.apply(
+            &TrtllmRecord::Iteration(Box::new(iteration(None, 1, 1))),
+            Some(1001.0),
+        );
+        log.apply(
+            &TrtllmRecord::Signal {
+                signal: 11,
+                fatal: true,
+            },
+            None,
+        );
+        log.judge(1002.0);
+        assert_eq!(log.ranks["0"].status, Status::Down(DownReason::Crash));
+        log.apply(&TrtllmRecord::Version { version: "0.18.0" }, Some(1100.0));
+        log.judge(1101.0);
+        assert!(!log.ranks["0"].status.is_down());
     }
 
     #[test]

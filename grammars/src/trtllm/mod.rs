@@ -57,6 +57,8 @@ pub const ANCHORS: &[&str] = &[
     "TensorRT-LLM version: ",
     "] loading: ",
     "] \"loading: ",
+    // Triton's signal handlers.
+    "Signal (",
 ];
 
 /// What one TensorRT-LLM line says.
@@ -74,6 +76,9 @@ pub enum TrtllmRecord<'a> {
         model: Cow<'a, str>,
         model_version: &'a str,
     },
+    /// Triton's `Signal (N) received.`: SIGTERM or SIGINT start an orderly shutdown, SIGSEGV
+    /// or SIGABRT kill the server.
+    Signal { signal: u32, fatal: bool },
 }
 
 impl TrtllmRecord<'_> {
@@ -83,12 +88,20 @@ impl TrtllmRecord<'_> {
             TrtllmRecord::Iteration(_) => "trtllm_iteration",
             TrtllmRecord::KvCapacity(_) => "trtllm_capacity",
             TrtllmRecord::Version { .. } | TrtllmRecord::TritonModel { .. } => "trtllm_identity",
+            TrtllmRecord::Signal { .. } => "trtllm_lifecycle",
         }
     }
 }
 
 /// Parses a line that contains one of [`ANCHORS`].
 pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    if let Some(signal) = triton_signal(line) {
+        return Some(Parsed {
+            time: None,
+            process: None,
+            record: crate::Record::Trtllm(signal),
+        });
+    }
     let head = prefix::split(line);
     let message = head.message.trim_end();
     let record = if message.starts_with("iter = ") {
@@ -124,6 +137,22 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
         time,
         process: None,
         record: crate::Record::Trtllm(record),
+    })
+}
+
+/// `Signal (15) received.`: Triton's signal handlers (`triton_signal.cc`) write it with
+/// `std::cout`, no log head, the whole line. 2 and 15 begin an orderly shutdown (the
+/// `Waiting for in-flight requests to complete.` lines follow); 11 and 6 (and any other) are
+/// the error handler's, followed by a stack dump and a core dump.
+fn triton_signal(line: &str) -> Option<TrtllmRecord<'static>> {
+    let number = line
+        .trim_end()
+        .strip_prefix("Signal (")?
+        .strip_suffix(") received.")?;
+    let signal: u32 = number.parse().ok()?;
+    Some(TrtllmRecord::Signal {
+        signal,
+        fatal: !matches!(signal, 2 | 15),
     })
 }
 
