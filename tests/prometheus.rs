@@ -208,7 +208,9 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
         return;
     };
     let log = "fixtures/replay/trtllm-triton-era2-v0.10.log";
-    let agent = RunningAgent::start(&["--log", log]);
+    // A few seconds after the log's last line (2026-05-10T07:57:36Z: Triton writes UTC), so
+    // the executor, busy at that line, is not yet overdue.
+    let agent = RunningAgent::start_at(&["--log", log], 1_778_399_860.0);
     let server = Prometheus::scraping(&prometheus, agent.addr);
 
     // The last iteration line of the log, as Triton's own exporter would show it.
