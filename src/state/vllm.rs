@@ -151,7 +151,7 @@ pub struct VllmEngine {
 
 /// How a stats line is read: the settings and what the log said about its vLLM.
 #[derive(Debug, Clone, Copy)]
-pub struct Reading<'a> {
+pub struct StatsContext<'a> {
     pub interval: StatsInterval,
     pub version: Option<&'a VllmVersion>,
 }
@@ -209,7 +209,7 @@ fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
 
 impl VllmEngine {
     /// Applies a stats line written at `at` (seconds, when the line says).
-    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: Reading<'_>) {
+    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: StatsContext<'_>) {
         self.apply_stats_gauges(stats);
         if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
             self.integrate_throughput(stats, at, reading);
@@ -257,7 +257,7 @@ impl VllmEngine {
         &mut self,
         stats: &VllmStats<'_>,
         at: Option<f64>,
-        reading: Reading<'_>,
+        reading: StatsContext<'_>,
     ) {
         let prompt = stats.prompt_throughput.unwrap_or(0.0);
         let generation = stats.generation_throughput.unwrap_or(0.0);
@@ -324,7 +324,7 @@ impl VllmEngine {
     }
 
     /// What the engine's lines say about its liveness, for [`liveness::judge`].
-    pub fn last_word(&self, phase: Phase, reading: Reading<'_>) -> LastWord {
+    pub fn last_word(&self, phase: Phase, reading: StatsContext<'_>) -> LastWord {
         let prints_idle = VllmVersion::prints_idle_lines(reading.version, self.last_line_v0);
         LastWord {
             phase,
@@ -476,7 +476,7 @@ impl VllmLog {
                 if !matches!(self.phase, Phase::Stopped { .. }) {
                     self.phase = Phase::Running;
                 }
-                let reading = Reading {
+                let reading = StatsContext {
                     interval,
                     version: self.version.as_ref().map(|(v, _)| v),
                 };
@@ -599,7 +599,7 @@ impl VllmLog {
         let version = self.version.as_ref().map(|(v, _)| v);
         let label = version.map_or("unknown", |v| v.text.as_str());
         for engine in self.engines.values_mut() {
-            let reading = Reading { interval, version };
+            let reading = StatsContext { interval, version };
             engine.status = liveness::judge(engine.last_word(phase, reading), now);
             if engine.version_label != label {
                 engine.version_label = label.to_string();
@@ -638,13 +638,13 @@ fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> 
 mod tests {
     use super::*;
 
-    const TEN_SECONDS: Reading<'static> = Reading {
+    const TEN_SECONDS: StatsContext<'static> = StatsContext {
         interval: StatsInterval::Fixed(10.0),
         version: None,
     };
 
-    fn in_version(version: &VllmVersion) -> Reading<'_> {
-        Reading {
+    fn in_version(version: &VllmVersion) -> StatsContext<'_> {
+        StatsContext {
             interval: StatsInterval::Fixed(10.0),
             version: Some(version),
         }
@@ -676,7 +676,7 @@ mod tests {
     fn from_0_16_and_in_unknown_versions_prompt_tokens_are_the_locally_computed_ones() {
         for version in [Some(VllmVersion::parse("0.16.0")), None] {
             let mut engine = VllmEngine::default();
-            let reading = Reading {
+            let reading = StatsContext {
                 interval: StatsInterval::Fixed(10.0),
                 version: version.as_ref(),
             };
