@@ -77,6 +77,9 @@ impl EngineMetric {
 
 macro_rules! engine_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        engine_metric!($name, $kind, $help, $source, $read, false)
+    };
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr, $while_down:expr) => {
         EngineMetric {
             metric: Metric {
                 name: $name,
@@ -86,7 +89,7 @@ macro_rules! engine_metric {
                 source: $source,
             },
             read: Reading::One($read),
-            while_down: false,
+            while_down: $while_down,
         }
     };
 }
@@ -94,17 +97,7 @@ macro_rules! engine_metric {
 /// A series about the engine's liveness, exported whether it is up or down.
 macro_rules! liveness_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        EngineMetric {
-            metric: Metric {
-                name: $name,
-                kind: Kind::$kind,
-                help: $help,
-                labels: "",
-                source: $source,
-            },
-            read: Reading::One($read),
-            while_down: true,
-        }
+        engine_metric!($name, $kind, $help, $source, $read, true)
     };
 }
 

@@ -70,7 +70,7 @@ pub struct Cli {
 
     /// The vLLM version that wrote the logs, for logs whose start-up lines (which name it) are
     /// gone: it decides what 'Avg prompt throughput' counts (all prompt tokens up to 0.15, only
-    /// computed ones from 0.16). A version line in the log wins.
+    /// computed ones from 0.16). The version on the log's engine config line wins.
     #[arg(long = "vllm-version", value_name = "VERSION")]
     pub vllm_version: Option<String>,
 

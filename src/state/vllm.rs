@@ -209,7 +209,12 @@ fn while_nonzero(slot: &mut Option<f64>, printed: Option<u64>) {
 
 impl VllmEngine {
     /// Applies a stats line written at `at` (seconds, when the line says).
-    pub fn apply_stats(&mut self, stats: &VllmStats<'_>, at: Option<f64>, reading: StatsContext<'_>) {
+    pub fn apply_stats(
+        &mut self,
+        stats: &VllmStats<'_>,
+        at: Option<f64>,
+        reading: StatsContext<'_>,
+    ) {
         self.apply_stats_gauges(stats);
         if stats.prompt_throughput.is_some() || stats.generation_throughput.is_some() {
             self.integrate_throughput(stats, at, reading);
