@@ -44,6 +44,11 @@ pub struct Cli {
     #[arg(long = "web.listen-address", value_name = "HOST:PORT")]
     pub listen_address: Option<String>,
 
+    /// Connections served at once; more wait (a client that sends nothing is closed after 5 s)
+    /// or, past 64 waiting per place, are closed. [default: 64]
+    #[arg(long = "web.max-connections", value_name = "N")]
+    pub max_connections: Option<usize>,
+
     /// Path under which to expose metrics. [default: /metrics]
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     pub telemetry_path: Option<String>,

@@ -34,6 +34,7 @@ pub const RESERVED_LABELS: &[&str] = &[
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
 /// A start-up error: printed as `llmtail: <message>`, exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,8 @@ pub struct LogSettings {
 pub struct Settings {
     pub logs: Vec<LogSettings>,
     pub listen_address: SocketAddr,
+    /// `--web.max-connections`.
+    pub max_connections: usize,
     pub telemetry_path: String,
     pub from: From,
     pub model_name: Option<String>,
@@ -102,6 +105,7 @@ enum IntervalValue {
 #[serde(deny_unknown_fields)]
 struct WebSection {
     listen_address: Option<String>,
+    max_connections: Option<usize>,
     telemetry_path: Option<String>,
 }
 
@@ -342,9 +346,19 @@ impl Settings {
                 "--max-line-bytes: {max_line_bytes} is too small for any engine's stats line\n  fix: use at least 256 (default 65536)"
             )));
         }
+        let max_connections = cli
+            .max_connections
+            .or(config.web.max_connections)
+            .unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if max_connections == 0 {
+            return Err(ConfigError(
+                "--web.max-connections: 0 would serve nobody\n  fix: leave it at 64, or give a positive number".into(),
+            ));
+        }
         Ok(Settings {
             logs,
             listen_address,
+            max_connections,
             telemetry_path,
             from: cli.from.or(config.from).unwrap_or(From::Start),
             model_name: cli.model_name.or(config.model_name),

@@ -7,6 +7,7 @@ use anyhow::Context;
 
 use crate::checkpoint::Checkpoint;
 use crate::config::Settings;
+use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
 use crate::source::{Reader, Resume, SourceOptions};
@@ -72,6 +73,7 @@ pub async fn serve_on(
     clock: Clock,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve::raise_descriptor_limit();
     let state = new_state(settings);
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     let mut resume = Vec::new();
@@ -108,7 +110,11 @@ pub async fn serve_on(
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");
-    let served = exposition::serve(listener, exposition::app(shared), shutdown).await;
+    let options = ServeOptions {
+        max_connections: settings.max_connections,
+        ..ServeOptions::default()
+    };
+    let served = serve::serve(listener, exposition::app(shared), shutdown, options).await;
     stopper.stop();
     if follower.join().is_err() {
         tracing::error!("the reader thread panicked");

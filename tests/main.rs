@@ -2,6 +2,7 @@
 //! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
 
 mod end_to_end;
+mod http;
 mod prometheus;
 mod replay;
 mod restarts;

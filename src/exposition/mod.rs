@@ -5,8 +5,8 @@
 //! [`serve`] takes the listener and the shutdown future so tests bind `127.0.0.1:0`.
 
 pub mod render;
+pub mod serve;
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::State as Extract;
@@ -40,17 +40,6 @@ pub fn app(shared: Shared) -> Router {
         .route("/-/healthy", get(|| async { "Healthy\n" }))
         .route("/-/ready", get(ready))
         .with_state(shared)
-}
-
-/// Serves `app` on `listener` until `shutdown` completes, then finishes in-flight requests.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    app: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
 }
 
 async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {

@@ -1,0 +1,98 @@
+//! No client can take `/metrics` away: idle connections, a client that sends half a header,
+//! and SIGTERM while they hang on (issue 9, finding 5).
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::agent::{eventually, http_get};
+
+/// The agent's process, killed (and reaped) if the test ends before it exits.
+struct Agent(std::process::Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn free_address() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
+#[test]
+fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigterm() {
+    // The test itself holds 1,100 connections: raise its own descriptor limit, as the agent does.
+    rlimit::increase_nofile_limit(u64::MAX).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, "").unwrap();
+    let address = free_address();
+    let mut agent = Agent(
+        Command::new(env!("CARGO_BIN_EXE_llmtail"))
+            .args([
+                "--log",
+                log.to_str().unwrap(),
+                "--web.listen-address",
+                &address,
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let addr = address.parse().unwrap();
+    assert!(
+        eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
+        "never ready"
+    );
+
+    let idle: Vec<TcpStream> = (0..1_100)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    assert!(
+        idle.len() >= 1_000,
+        "only {} connections opened",
+        idle.len()
+    );
+    let mut half = TcpStream::connect(addr).unwrap();
+    half.write_all(b"GET /metrics HTTP/1.1\r\nHost: llmtail\r\n")
+        .unwrap();
+
+    let asked = Instant::now();
+    assert!(
+        eventually(|| http_get(addr, "/metrics", None).is_ok_and(|r| r.status == 200)),
+        "/metrics did not answer while {} connections were idle",
+        idle.len()
+    );
+    eprintln!(
+        "/metrics answered {:?} after the idle connections opened",
+        asked.elapsed()
+    );
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &agent.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let stopping = Instant::now();
+    let mut status = None;
+    while stopping.elapsed() < Duration::from_secs(10) && status.is_none() {
+        status = agent.0.try_wait().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = stopping.elapsed();
+    assert!(
+        status.is_some_and(|s| s.success()) && took < Duration::from_secs(5),
+        "SIGTERM took {took:?} with the connections still open (status {status:?})"
+    );
+    drop((idle, half));
+}
