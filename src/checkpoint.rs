@@ -212,7 +212,9 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::pacing::StatsInterval;
     use crate::state::vllm::EngineKey;
+    use crate::state::StateSettings;
     use std::sync::Arc;
 
     #[test]
@@ -264,6 +266,45 @@ mod tests {
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
         assert!(!dir.path().join(".state.json.tmp").exists());
+    }
+
+    /// Finding 1 of issue 9: vLLM prints `nan` for a draft position without a sample; saved as
+    /// `null`, it made every later start-up discard the state file.
+    #[test]
+    fn a_nan_per_position_rate_does_not_lose_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let settings = StateSettings {
+            stats_interval: StatsInterval::Auto,
+            model_name: None,
+            constant_labels: Vec::new(),
+        };
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        for line in [
+            "INFO 08-20 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+            "INFO 08-20 10:00:00 [metrics.py:96] SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan",
+        ] {
+            let parsed = llmtail_grammars::parse(line).expect(line);
+            log.apply(&parsed, Some(1000.0), 1000.0, &settings);
+        }
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: vec![SavedLog::capture(&log, None)],
+        };
+        checkpoint.save(&path).unwrap();
+
+        let loaded = Checkpoint::load(&path)
+            .expect("the state file is read back")
+            .unwrap();
+        let mut fresh = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        loaded
+            .log("/var/log/vllm.log")
+            .unwrap()
+            .restore_into(&mut fresh);
+        let engine = &fresh.vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.spec_accepted_tokens, Some(17.0));
+        assert_eq!(engine.spec_draft_tokens, Some(110.0));
+        assert_eq!(engine.spec_per_position, [Some(0.333), Some(0.182), None]);
     }
 
     #[test]

@@ -119,7 +119,8 @@ pub struct VllmEngine {
     pub spec_acceptance_rate: Option<f64>,
     pub spec_mean_acceptance_length: Option<f64>,
     pub spec_efficiency: Option<f64>,
-    pub spec_per_position: Vec<f64>,
+    /// `None` at a position without a sample in the last line (vLLM printed `nan`).
+    pub spec_per_position: Vec<Option<f64>>,
     pub spec_accepted_tokens: Option<f64>,
     pub spec_draft_tokens: Option<f64>,
     pub spec_emitted_tokens: Option<f64>,
