@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::source::{FileId, Resume};
+use crate::state::float;
 use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
 
 /// Bumped when the format changes incompatibly; a file of another version is ignored.
@@ -33,6 +34,7 @@ pub struct FilePosition {
 pub struct SavedGrammarCount {
     pub grammar: String,
     pub lines: u64,
+    #[serde(with = "float")]
     pub last_timestamp: f64,
 }
 
@@ -212,6 +214,7 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::liveness::{DownReason, Phase};
     use crate::state::pacing::StatsInterval;
     use crate::state::vllm::EngineKey;
     use crate::state::StateSettings;
@@ -305,6 +308,50 @@ mod tests {
         assert_eq!(engine.spec_accepted_tokens, Some(17.0));
         assert_eq!(engine.spec_draft_tokens, Some(110.0));
         assert_eq!(engine.spec_per_position, [Some(0.333), Some(0.182), None]);
+    }
+
+    /// No float of the state is written as `null`: a value the lines never should give (an
+    /// overflowing sum, a `nan` gauge) still reads back as itself, and the file stays usable.
+    #[test]
+    fn non_finite_values_round_trip_through_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        let engine = log.vllm.engines.entry(EngineKey::Index(0)).or_default();
+        engine.prompt_tokens = Some(f64::INFINITY);
+        engine.spec_acceptance_rate = Some(f64::NAN);
+        engine.spec_per_position = vec![Some(f64::NEG_INFINITY), None];
+        engine.kv_fetch = Some([f64::NAN, 1.0, 2.0]);
+        log.vllm.phase = Phase::Stopped {
+            reason: DownReason::Crash,
+            at: f64::NAN,
+        };
+        let rank = log.trtllm.ranks.entry("0".into()).or_default();
+        rank.iterations = f64::INFINITY;
+        rank.iteration_seconds.sum = f64::NAN;
+        log.parsed.push(GrammarCount {
+            grammar: "vllm_stats",
+            lines: 5,
+            last_timestamp: f64::NEG_INFINITY,
+        });
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: vec![SavedLog::capture(&log, None)],
+        };
+        checkpoint.save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"NaN\"") && text.contains("\"+Inf\"") && text.contains("\"-Inf\""));
+
+        let loaded = Checkpoint::load(&path)
+            .expect("the state file is read back")
+            .unwrap();
+        // NaN is not equal to itself: compare what each side writes.
+        assert_eq!(serde_json::to_string(&loaded).unwrap(), text);
+        let engine = &loaded.logs[0].vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.prompt_tokens, Some(f64::INFINITY));
+        assert!(engine.spec_acceptance_rate.unwrap().is_nan());
+        assert_eq!(engine.spec_per_position, [Some(f64::NEG_INFINITY), None]);
+        assert_eq!(loaded.logs[0].trtllm.ranks["0"].iterations, f64::INFINITY);
     }
 
     #[test]
