@@ -178,12 +178,13 @@ impl Checkpoint {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "state".into());
-        let temporary = dir.join(format!(".{name}.tmp"));
-        let mut file = std::fs::File::create(&temporary).map_err(fail)?;
-        file.write_all(&json).map_err(fail)?;
-        file.sync_all().map_err(fail)?;
+        let (temporary, mut file) = create_temporary(dir, &name).map_err(fail)?;
+        let written = file.write_all(&json).and_then(|()| file.sync_all());
         drop(file);
-        std::fs::rename(&temporary, path).map_err(fail)?;
+        if let Err(source) = written.and_then(|()| std::fs::rename(&temporary, path)) {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(fail(source));
+        }
         // The rename is durable only once the directory entry is.
         if let Ok(dir) = std::fs::File::open(dir) {
             let _ = dir.sync_all();
@@ -209,6 +210,36 @@ impl Checkpoint {
     pub fn log(&self, label: &str) -> Option<&SavedLog> {
         self.logs.iter().find(|l| l.label == label)
     }
+}
+
+/// Creates `.NAME.RANDOM.tmp` in `dir` for writing, a name nobody else can have chosen: with
+/// `O_EXCL` and `O_NOFOLLOW`, a file or symlink planted there (by a user who can write to the
+/// directory, waiting for an agent running as root) makes the open fail rather than write
+/// through it; a fixed name would let them redirect every save into a file of their choice.
+fn create_temporary(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::hash::{BuildHasher, Hasher};
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let mut last_error = None;
+    for attempt in 0u32..16 {
+        // RandomState is seeded from the operating system's randomness once per thread, and
+        // differs on every call: enough for a name another user cannot guess in advance.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u32(attempt);
+        let temporary = dir.join(format!(".{name}.{:016x}.tmp", hasher.finish()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temporary)
+        {
+            Ok(file) => return Ok((temporary, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
 }
 
 #[cfg(test)]
@@ -268,7 +299,11 @@ mod tests {
         assert_eq!(fresh.vllm, log.vllm);
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
-        assert!(!dir.path().join(".state.json.tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["state.json"], "no temporary file is left behind");
     }
 
     /// Finding 1 of issue 9: vLLM prints `nan` for a draft position without a sample; saved as
@@ -352,6 +387,42 @@ mod tests {
         assert!(engine.spec_acceptance_rate.unwrap().is_nan());
         assert_eq!(engine.spec_per_position, [Some(f64::NEG_INFINITY), None]);
         assert_eq!(loaded.logs[0].trtllm.ranks["0"].iterations, f64::INFINITY);
+    }
+
+    /// Finding 8 of issue 9: the temporary file had a fixed name and was opened following
+    /// symlinks, so a symlink planted there made a root agent overwrite its target.
+    #[test]
+    fn a_symlink_planted_at_the_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("passwd");
+        std::fs::write(&target, "root:x:0:0\n").unwrap();
+        let path = dir.path().join("state.json");
+        let planted = [
+            ".state.json.tmp",
+            "state.json.tmp",
+            ".state.json.swp",
+            ".state.json~",
+            "state.json.new",
+            ".state.json.0.tmp",
+        ];
+        for name in planted {
+            std::os::unix::fs::symlink(&target, dir.path().join(name)).unwrap();
+        }
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: Vec::new(),
+        };
+        for _ in 0..3 {
+            checkpoint.save(&path).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "root:x:0:0\n");
+        for name in planted {
+            let link = dir.path().join(name);
+            assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        }
+        assert!(!path.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(Checkpoint::load(&path).unwrap(), Some(checkpoint));
     }
 
     #[test]
