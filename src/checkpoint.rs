@@ -19,8 +19,36 @@ use crate::source::{FileId, Resume};
 use crate::state::float;
 use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
 
-/// Bumped when the format changes incompatibly; a file of another version is ignored.
+/// The version this build writes. Bumped when the saved form changes: the new form gets a
+/// [`Saved`] variant and the old ones stay readable (`fixtures/state/v1.json` proves version 1
+/// still is); a file of a version this build does not know is ignored.
 pub const VERSION: u32 = 1;
+
+/// Every form of the state file this build reads, by its `version` field (Vector's
+/// checkpointer keeps its `State::V1` the same way). A renamed or retyped field is a new
+/// version with a conversion here, never an edit of a form already on disk: with
+/// `serde(default)`, an old file would otherwise read its renamed counters as zero.
+#[derive(Debug)]
+enum Saved {
+    V1(Checkpoint),
+}
+
+impl Saved {
+    /// Parses `text` in the form of `version`; `None` for a version this build does not know.
+    fn parse(version: u32, text: &str) -> Option<serde_json::Result<Saved>> {
+        match version {
+            1 => Some(serde_json::from_str(text).map(Saved::V1)),
+            _ => None,
+        }
+    }
+
+    /// The state in the form this build keeps it.
+    fn into_current(self) -> Checkpoint {
+        match self {
+            Saved::V1(checkpoint) => checkpoint,
+        }
+    }
+}
 
 /// Where reading stopped in one file: the byte after the last line handed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +99,7 @@ pub enum CheckpointError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    #[error("state file {} has version {found}, this llmtail writes version {VERSION}; starting without it", path.display())]
+    #[error("state file {} has version {found}, which this llmtail does not read (it writes version {VERSION}); starting without it", path.display())]
     Version { path: PathBuf, found: u32 },
     #[error("cannot write state file {}: {source}", path.display())]
     Write {
@@ -149,14 +177,12 @@ impl Checkpoint {
                 path: path.to_path_buf(),
                 source,
             })?;
-        if versioned.version != VERSION {
-            return Err(CheckpointError::Version {
-                path: path.to_path_buf(),
-                found: versioned.version,
-            });
-        }
-        serde_json::from_str(&text)
-            .map(Some)
+        let saved = Saved::parse(versioned.version, &text).ok_or(CheckpointError::Version {
+            path: path.to_path_buf(),
+            found: versioned.version,
+        })?;
+        saved
+            .map(|saved| Some(saved.into_current()))
             .map_err(|source| CheckpointError::Corrupt {
                 path: path.to_path_buf(),
                 source,
@@ -423,6 +449,109 @@ mod tests {
         }
         assert!(!path.symlink_metadata().unwrap().file_type().is_symlink());
         assert_eq!(Checkpoint::load(&path).unwrap(), Some(checkpoint));
+    }
+
+    /// Whether every key and value of `saved` is in `current`: keys `current` adds are new
+    /// fields (read as their default from an older file), a key it lacks was renamed or dropped.
+    fn missing_from(
+        saved: &serde_json::Value,
+        current: &serde_json::Value,
+        at: &str,
+    ) -> Vec<String> {
+        use serde_json::Value;
+        match (saved, current) {
+            (Value::Object(a), Value::Object(b)) => a
+                .iter()
+                .flat_map(|(k, v)| match b.get(k) {
+                    Some(w) => missing_from(v, w, &format!("{at}.{k}")),
+                    None => vec![format!("{at}.{k} is no longer read")],
+                })
+                .collect(),
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .enumerate()
+                .flat_map(|(i, (v, w))| missing_from(v, w, &format!("{at}[{i}]")))
+                .collect(),
+            _ if saved == current => Vec::new(),
+            _ => vec![format!("{at}: saved {saved}, read back as {current}")],
+        }
+    }
+
+    fn golden_v1() -> (serde_json::Value, Checkpoint) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/state/v1.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let loaded = Checkpoint::load(&path)
+            .expect("a version-1 state file is read")
+            .unwrap();
+        (serde_json::from_str(&text).unwrap(), loaded)
+    }
+
+    /// `fixtures/state/v1.json` was written by the agent over two replay logs (see
+    /// fixtures/README.md). Its counters must come back exactly after any upgrade.
+    #[test]
+    fn a_version_1_state_file_restores_its_counters_exactly() {
+        let (_, loaded) = golden_v1();
+        let mut vllm = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        loaded
+            .log("/var/log/vllm.log")
+            .unwrap()
+            .restore_into(&mut vllm);
+        assert_eq!(vllm.io.lines_read, 39);
+        assert_eq!(vllm.io.lines_unmatched, 23);
+        assert_eq!(vllm.io.offset, 7162);
+        let stats = vllm
+            .parsed
+            .iter()
+            .find(|g| g.grammar == "vllm_stats")
+            .unwrap();
+        assert_eq!((stats.lines, stats.last_timestamp), (6, 1787857456.0));
+        assert_eq!(vllm.vllm.starts, 1);
+        assert_eq!(vllm.vllm.model_name.as_deref(), Some("llama-3.1-8b"));
+        let engine = &vllm.vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.prompt_tokens, Some(65160.0));
+        assert_eq!(engine.generation_tokens, Some(30590.0));
+        assert_eq!(engine.spec_accepted_tokens, Some(19091.0));
+        assert_eq!(engine.spec_draft_tokens, Some(38226.0));
+        assert_eq!(
+            engine.spec_per_position,
+            [Some(0.68), Some(0.4), Some(0.26)]
+        );
+        assert_eq!(engine.kv_cache_capacity_tokens, Some(418528.0));
+        assert_eq!(engine.starts, 1);
+
+        let mut trtllm = LogState::new(Arc::from("/var/log/trtllm.log"), 1, Vec::new(), None, None);
+        loaded
+            .log("/var/log/trtllm.log")
+            .unwrap()
+            .restore_into(&mut trtllm);
+        assert_eq!(trtllm.io.lines_read, 58);
+        let rank = &trtllm.trtllm.ranks["0"];
+        assert_eq!(rank.iterations, 36.0);
+        assert_eq!(rank.iteration_seconds.count, 36);
+        assert_eq!(rank.iteration_seconds.sum, 1.00736);
+        assert_eq!(rank.context_tokens, Some(8192.0));
+        assert_eq!(rank.completed_requests, Some(16.0));
+        assert_eq!(rank.kv_reused_blocks.map(|c| c.value()), Some(52.0));
+        assert_eq!(rank.kv_missed_blocks.map(|c| c.value()), Some(128.0));
+        let resume = loaded.resume();
+        assert_eq!(resume.len(), 2);
+        assert_eq!(resume[1].offset, 31290);
+    }
+
+    /// A field renamed in the state structs would read a version-1 file's value as its default
+    /// (zero): every field the golden file holds must still be read, and read as saved.
+    #[test]
+    fn every_field_of_a_version_1_state_file_is_still_read() {
+        let (saved, loaded) = golden_v1();
+        let current = serde_json::to_value(&loaded).unwrap();
+        let missing = missing_from(&saved, &current, "");
+        assert!(
+            missing.is_empty(),
+            "a version-1 state file loses fields; keep their names or add a version 2 to \
+             checkpoint::Saved:\n{}",
+            missing.join("\n")
+        );
     }
 
     #[test]
