@@ -165,7 +165,8 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
             source: "`SpecDecoding metrics: ... Per-position acceptance rate: a, b, ...`",
         },
         read: Reading::Labelled("position", |e| {
-            e.spec_per_position.iter().enumerate().map(|(i, v)| (i.to_string(), *v)).collect()
+            // A position without a sample (`nan`) has no series; the others keep theirs.
+            e.spec_per_position.iter().enumerate().filter_map(|(i, v)| Some((i.to_string(), (*v)?))).collect()
         }),
         while_down: false,
     },
@@ -526,6 +527,23 @@ pub fn is_valid_label_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_without_a_sample_has_no_series_and_the_others_keep_theirs() {
+        let metric = VLLM_ENGINE
+            .iter()
+            .find(|m| m.metric.name == "llmtail_vllm_spec_decode_acceptance_rate_per_position")
+            .unwrap();
+        let Reading::Labelled("position", read) = metric.read else {
+            panic!("per-position rates are labelled by position");
+        };
+        let mut engine = VllmEngine::default();
+        engine.spec_per_position = vec![Some(0.333), None, Some(0.182)];
+        assert_eq!(
+            read(&engine),
+            [("0".to_string(), 0.333), ("2".to_string(), 0.182)]
+        );
+    }
 
     #[test]
     fn every_name_is_a_valid_prometheus_name_and_unique() {

@@ -16,10 +16,39 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::source::{FileId, Resume};
+use crate::state::float;
 use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
 
-/// Bumped when the format changes incompatibly; a file of another version is ignored.
+/// The version this build writes. Bumped when the saved form changes: the new form gets a
+/// [`Saved`] variant and the old ones stay readable (`fixtures/state/v1.json` proves version 1
+/// still is); a file of a version this build does not know is ignored.
 pub const VERSION: u32 = 1;
+
+/// Every form of the state file this build reads, by its `version` field (Vector's
+/// checkpointer keeps its `State::V1` the same way). A renamed or retyped field is a new
+/// version with a conversion here, never an edit of a form already on disk: with
+/// `serde(default)`, an old file would otherwise read its renamed counters as zero.
+#[derive(Debug)]
+enum Saved {
+    V1(Checkpoint),
+}
+
+impl Saved {
+    /// Parses `text` in the form of `version`; `None` for a version this build does not know.
+    fn parse(version: u32, text: &str) -> Option<serde_json::Result<Saved>> {
+        match version {
+            1 => Some(serde_json::from_str(text).map(Saved::V1)),
+            _ => None,
+        }
+    }
+
+    /// The state in the form this build keeps it.
+    fn into_current(self) -> Checkpoint {
+        match self {
+            Saved::V1(checkpoint) => checkpoint,
+        }
+    }
+}
 
 /// Where reading stopped in one file: the byte after the last line handed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +62,7 @@ pub struct FilePosition {
 pub struct SavedGrammarCount {
     pub grammar: String,
     pub lines: u64,
+    #[serde(with = "float")]
     pub last_timestamp: f64,
 }
 
@@ -69,7 +99,7 @@ pub enum CheckpointError {
         path: PathBuf,
         source: serde_json::Error,
     },
-    #[error("state file {} has version {found}, this llmtail writes version {VERSION}; starting without it", path.display())]
+    #[error("state file {} has version {found}, which this llmtail does not read (it writes version {VERSION}); starting without it", path.display())]
     Version { path: PathBuf, found: u32 },
     #[error("cannot write state file {}: {source}", path.display())]
     Write {
@@ -147,14 +177,12 @@ impl Checkpoint {
                 path: path.to_path_buf(),
                 source,
             })?;
-        if versioned.version != VERSION {
-            return Err(CheckpointError::Version {
-                path: path.to_path_buf(),
-                found: versioned.version,
-            });
-        }
-        serde_json::from_str(&text)
-            .map(Some)
+        let saved = Saved::parse(versioned.version, &text).ok_or(CheckpointError::Version {
+            path: path.to_path_buf(),
+            found: versioned.version,
+        })?;
+        saved
+            .map(|saved| Some(saved.into_current()))
             .map_err(|source| CheckpointError::Corrupt {
                 path: path.to_path_buf(),
                 source,
@@ -176,12 +204,13 @@ impl Checkpoint {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "state".into());
-        let temporary = dir.join(format!(".{name}.tmp"));
-        let mut file = std::fs::File::create(&temporary).map_err(fail)?;
-        file.write_all(&json).map_err(fail)?;
-        file.sync_all().map_err(fail)?;
+        let (temporary, mut file) = create_temporary(dir, &name).map_err(fail)?;
+        let written = file.write_all(&json).and_then(|()| file.sync_all());
         drop(file);
-        std::fs::rename(&temporary, path).map_err(fail)?;
+        if let Err(source) = written.and_then(|()| std::fs::rename(&temporary, path)) {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(fail(source));
+        }
         // The rename is durable only once the directory entry is.
         if let Ok(dir) = std::fs::File::open(dir) {
             let _ = dir.sync_all();
@@ -209,10 +238,43 @@ impl Checkpoint {
     }
 }
 
+/// Creates `.NAME.RANDOM.tmp` in `dir` for writing, a name nobody else can have chosen: with
+/// `O_EXCL` and `O_NOFOLLOW`, a file or symlink planted there (by a user who can write to the
+/// directory, waiting for an agent running as root) makes the open fail rather than write
+/// through it; a fixed name would let them redirect every save into a file of their choice.
+fn create_temporary(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::hash::{BuildHasher, Hasher};
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let mut last_error = None;
+    for attempt in 0u32..16 {
+        // RandomState is seeded from the operating system's randomness once per thread, and
+        // differs on every call: enough for a name another user cannot guess in advance.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        hasher.write_u32(attempt);
+        let temporary = dir.join(format!(".{name}.{:016x}.tmp", hasher.finish()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temporary)
+        {
+            Ok(file) => return Ok((temporary, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| std::io::Error::other("no free temporary name")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::liveness::{DownReason, Phase};
+    use crate::state::pacing::StatsInterval;
     use crate::state::vllm::EngineKey;
+    use crate::state::StateSettings;
     use std::sync::Arc;
 
     #[test]
@@ -263,7 +325,233 @@ mod tests {
         assert_eq!(fresh.vllm, log.vllm);
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
-        assert!(!dir.path().join(".state.json.tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["state.json"], "no temporary file is left behind");
+    }
+
+    /// Finding 1 of issue 9: vLLM prints `nan` for a draft position without a sample; saved as
+    /// `null`, it made every later start-up discard the state file.
+    #[test]
+    fn a_nan_per_position_rate_does_not_lose_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let settings = StateSettings {
+            stats_interval: StatsInterval::Auto,
+            model_name: None,
+            constant_labels: Vec::new(),
+        };
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        for line in [
+            "INFO 08-20 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
+            "INFO 08-20 10:00:00 [metrics.py:96] SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan",
+        ] {
+            let parsed = llmtail_grammars::parse(line).expect(line);
+            log.apply(&parsed, Some(1000.0), 1000.0, &settings);
+        }
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: vec![SavedLog::capture(&log, None)],
+        };
+        checkpoint.save(&path).unwrap();
+
+        let loaded = Checkpoint::load(&path)
+            .expect("the state file is read back")
+            .unwrap();
+        let mut fresh = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        loaded
+            .log("/var/log/vllm.log")
+            .unwrap()
+            .restore_into(&mut fresh);
+        let engine = &fresh.vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.spec_accepted_tokens, Some(17.0));
+        assert_eq!(engine.spec_draft_tokens, Some(110.0));
+        assert_eq!(engine.spec_per_position, [Some(0.333), Some(0.182), None]);
+    }
+
+    /// No float of the state is written as `null`: a value the lines never should give (an
+    /// overflowing sum, a `nan` gauge) still reads back as itself, and the file stays usable.
+    #[test]
+    fn non_finite_values_round_trip_through_the_state_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        let engine = log.vllm.engines.entry(EngineKey::Index(0)).or_default();
+        engine.prompt_tokens = Some(f64::INFINITY);
+        engine.spec_acceptance_rate = Some(f64::NAN);
+        engine.spec_per_position = vec![Some(f64::NEG_INFINITY), None];
+        engine.kv_fetch = Some([f64::NAN, 1.0, 2.0]);
+        log.vllm.phase = Phase::Stopped {
+            reason: DownReason::Crash,
+            at: f64::NAN,
+        };
+        let rank = log.trtllm.ranks.entry("0".into()).or_default();
+        rank.iterations = f64::INFINITY;
+        rank.iteration_seconds.sum = f64::NAN;
+        log.parsed.push(GrammarCount {
+            grammar: "vllm_stats",
+            lines: 5,
+            last_timestamp: f64::NEG_INFINITY,
+        });
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: vec![SavedLog::capture(&log, None)],
+        };
+        checkpoint.save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"NaN\"") && text.contains("\"+Inf\"") && text.contains("\"-Inf\""));
+
+        let loaded = Checkpoint::load(&path)
+            .expect("the state file is read back")
+            .unwrap();
+        // NaN is not equal to itself: compare what each side writes.
+        assert_eq!(serde_json::to_string(&loaded).unwrap(), text);
+        let engine = &loaded.logs[0].vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.prompt_tokens, Some(f64::INFINITY));
+        assert!(engine.spec_acceptance_rate.unwrap().is_nan());
+        assert_eq!(engine.spec_per_position, [Some(f64::NEG_INFINITY), None]);
+        assert_eq!(loaded.logs[0].trtllm.ranks["0"].iterations, f64::INFINITY);
+    }
+
+    /// Finding 8 of issue 9: the temporary file had a fixed name and was opened following
+    /// symlinks, so a symlink planted there made a root agent overwrite its target.
+    #[test]
+    fn a_symlink_planted_at_the_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("passwd");
+        std::fs::write(&target, "root:x:0:0\n").unwrap();
+        let path = dir.path().join("state.json");
+        let planted = [
+            ".state.json.tmp",
+            "state.json.tmp",
+            ".state.json.swp",
+            ".state.json~",
+            "state.json.new",
+            ".state.json.0.tmp",
+        ];
+        for name in planted {
+            std::os::unix::fs::symlink(&target, dir.path().join(name)).unwrap();
+        }
+        let checkpoint = Checkpoint {
+            version: VERSION,
+            logs: Vec::new(),
+        };
+        for _ in 0..3 {
+            checkpoint.save(&path).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "root:x:0:0\n");
+        for name in planted {
+            let link = dir.path().join(name);
+            assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        }
+        assert!(!path.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(Checkpoint::load(&path).unwrap(), Some(checkpoint));
+    }
+
+    /// Whether every key and value of `saved` is in `current`: keys `current` adds are new
+    /// fields (read as their default from an older file), a key it lacks was renamed or dropped.
+    fn missing_from(
+        saved: &serde_json::Value,
+        current: &serde_json::Value,
+        at: &str,
+    ) -> Vec<String> {
+        use serde_json::Value;
+        match (saved, current) {
+            (Value::Object(a), Value::Object(b)) => a
+                .iter()
+                .flat_map(|(k, v)| match b.get(k) {
+                    Some(w) => missing_from(v, w, &format!("{at}.{k}")),
+                    None => vec![format!("{at}.{k} is no longer read")],
+                })
+                .collect(),
+            (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+                .iter()
+                .zip(b)
+                .enumerate()
+                .flat_map(|(i, (v, w))| missing_from(v, w, &format!("{at}[{i}]")))
+                .collect(),
+            _ if saved == current => Vec::new(),
+            _ => vec![format!("{at}: saved {saved}, read back as {current}")],
+        }
+    }
+
+    fn golden_v1() -> (serde_json::Value, Checkpoint) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/state/v1.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let loaded = Checkpoint::load(&path)
+            .expect("a version-1 state file is read")
+            .unwrap();
+        (serde_json::from_str(&text).unwrap(), loaded)
+    }
+
+    /// `fixtures/state/v1.json` was written by the agent over two replay logs (see
+    /// fixtures/README.md). Its counters must come back exactly after any upgrade.
+    #[test]
+    fn a_version_1_state_file_restores_its_counters_exactly() {
+        let (_, loaded) = golden_v1();
+        let mut vllm = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
+        loaded
+            .log("/var/log/vllm.log")
+            .unwrap()
+            .restore_into(&mut vllm);
+        assert_eq!(vllm.io.lines_read, 39);
+        assert_eq!(vllm.io.lines_unmatched, 23);
+        assert_eq!(vllm.io.offset, 7162);
+        let stats = vllm
+            .parsed
+            .iter()
+            .find(|g| g.grammar == "vllm_stats")
+            .unwrap();
+        assert_eq!((stats.lines, stats.last_timestamp), (6, 1787857456.0));
+        assert_eq!(vllm.vllm.starts, 1);
+        assert_eq!(vllm.vllm.model_name.as_deref(), Some("llama-3.1-8b"));
+        let engine = &vllm.vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(engine.prompt_tokens, Some(65160.0));
+        assert_eq!(engine.generation_tokens, Some(30590.0));
+        assert_eq!(engine.spec_accepted_tokens, Some(19091.0));
+        assert_eq!(engine.spec_draft_tokens, Some(38226.0));
+        assert_eq!(
+            engine.spec_per_position,
+            [Some(0.68), Some(0.4), Some(0.26)]
+        );
+        assert_eq!(engine.kv_cache_capacity_tokens, Some(418528.0));
+        assert_eq!(engine.starts, 1);
+
+        let mut trtllm = LogState::new(Arc::from("/var/log/trtllm.log"), 1, Vec::new(), None, None);
+        loaded
+            .log("/var/log/trtllm.log")
+            .unwrap()
+            .restore_into(&mut trtllm);
+        assert_eq!(trtllm.io.lines_read, 58);
+        let rank = &trtllm.trtllm.ranks["0"];
+        assert_eq!(rank.iterations, 36.0);
+        assert_eq!(rank.iteration_seconds.count, 36);
+        assert_eq!(rank.iteration_seconds.sum, 1.00736);
+        assert_eq!(rank.context_tokens, Some(8192.0));
+        assert_eq!(rank.completed_requests, Some(16.0));
+        assert_eq!(rank.kv_reused_blocks.map(|c| c.value()), Some(52.0));
+        assert_eq!(rank.kv_missed_blocks.map(|c| c.value()), Some(128.0));
+        let resume = loaded.resume();
+        assert_eq!(resume.len(), 2);
+        assert_eq!(resume[1].offset, 31290);
+    }
+
+    /// A field renamed in the state structs would read a version-1 file's value as its default
+    /// (zero): every field the golden file holds must still be read, and read as saved.
+    #[test]
+    fn every_field_of_a_version_1_state_file_is_still_read() {
+        let (saved, loaded) = golden_v1();
+        let current = serde_json::to_value(&loaded).unwrap();
+        let missing = missing_from(&saved, &current, "");
+        assert!(
+            missing.is_empty(),
+            "a version-1 state file loses fields; keep their names or add a version 2 to \
+             checkpoint::Saved:\n{}",
+            missing.join("\n")
+        );
     }
 
     #[test]

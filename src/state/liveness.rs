@@ -41,11 +41,18 @@ pub enum Phase {
     #[default]
     Unknown,
     /// A start-up line was seen, and no stats line since.
-    Starting { since: f64 },
+    Starting {
+        #[serde(with = "super::float")]
+        since: f64,
+    },
     /// Stats lines are coming.
     Running,
     /// A shutdown or crash line, at `at`.
-    Stopped { reason: DownReason, at: f64 },
+    Stopped {
+        reason: DownReason,
+        #[serde(with = "super::float")]
+        at: f64,
+    },
 }
 
 impl Phase {

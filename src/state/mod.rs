@@ -4,6 +4,7 @@
 //! state is a pure function of the lines applied (their order and timestamps), which is what
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
+pub mod float;
 pub mod liveness;
 pub mod pacing;
 pub mod trtllm;

@@ -22,6 +22,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::float;
+
 /// `--vllm-stats-interval`: a number of seconds, or learned from the lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum StatsInterval {
@@ -92,7 +94,9 @@ impl Window {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LateTokens {
+    #[serde(with = "float")]
     throughput_sum: f64,
+    #[serde(with = "float")]
     added: f64,
 }
 
@@ -114,6 +118,7 @@ impl LateTokens {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StartMarks {
     /// When vLLM's stat logger was built and began counting tokens.
+    #[serde(default, with = "float::option")]
     pub counting_since: Option<f64>,
 }
 
@@ -122,17 +127,22 @@ pub struct StartMarks {
 #[serde(default)]
 pub struct Pacing {
     /// The previous stats line: when, and whether it showed work.
+    #[serde(with = "float::option")]
     last_at: Option<f64>,
     last_had_work: bool,
     /// The smallest gap after a line that showed work, and how many such gaps were seen since
     /// the last start-up. `prior_interval` is what was learned before that start-up.
+    #[serde(with = "float::option")]
     min_busy_gap: Option<f64>,
     busy_gaps: u32,
+    #[serde(with = "float::option")]
     prior_interval: Option<f64>,
     /// The run of regular consecutive gaps going on now: its first line and its gaps.
+    #[serde(with = "float::option")]
     run_start: Option<f64>,
     run_gaps: u32,
     /// Finished runs, summed: their length and their gaps.
+    #[serde(with = "float")]
     runs_span: f64,
     runs_gaps: u32,
     /// Set by a start-up, until the first stats line after it.

@@ -12,6 +12,7 @@ use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
 
 use serde::{Deserialize, Serialize};
 
+use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
 use crate::timezone::resolve_time;
@@ -27,6 +28,7 @@ pub const LATENCY_BUCKETS: [f64; 14] = [
 pub struct Histogram {
     /// Non-cumulative counts per bucket; the last slot is `+Inf`.
     counts: [u64; LATENCY_BUCKETS.len() + 1],
+    #[serde(with = "float")]
     pub sum: f64,
     pub count: u64,
 }
@@ -65,19 +67,27 @@ pub struct TrtllmRank {
     /// the state file: the next iteration (a fraction of a second away) brings it back.
     #[serde(skip)]
     pub last: Option<Iteration>,
+    #[serde(with = "float")]
     pub iterations: f64,
     pub iteration_seconds: Histogram,
     pub device_step_seconds: Histogram,
+    #[serde(with = "float::option")]
     pub context_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub completed_requests: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_draft_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_accepted_tokens: Option<f64>,
     pub kv_reused_blocks: Option<CumulativeCounter>,
     pub kv_missed_blocks: Option<CumulativeCounter>,
+    #[serde(with = "float::option")]
     pub kv_transfer_ms: Option<f64>,
+    #[serde(with = "float::option")]
     pub kv_transfer_requests: Option<f64>,
     pub capacity: KvCapacity,
     /// Line time of the last iteration, to tell a restarted Triton from a second one.
+    #[serde(with = "float::option")]
     last_seen: Option<f64>,
     /// Whether the last iteration said more were coming: requests were still active (formats
     /// A and B; the executor writes a record with 0 active when a busy period drains, then

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use llmtail_grammars::vllm::{Lifecycle, SpecDecoding, VllmRecord, VllmStats};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::pacing::{IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window};
 use super::version::{VersionSource, VllmVersion};
@@ -71,7 +72,9 @@ impl<'de> Deserialize<'de> for EngineKey {
 /// what was counted before is kept, so the exported counter never goes down.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CumulativeCounter {
+    #[serde(with = "float")]
     before_restarts: f64,
+    #[serde(with = "float")]
     last_total: f64,
 }
 
@@ -92,48 +95,82 @@ impl CumulativeCounter {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VllmEngine {
+    #[serde(with = "float::option")]
     pub running: Option<f64>,
+    #[serde(with = "float::option")]
     pub waiting: Option<f64>,
+    #[serde(with = "float::option")]
     pub swapped: Option<f64>,
+    #[serde(with = "float::option")]
     pub deferred: Option<f64>,
+    #[serde(with = "float::option_triple")]
     pub kv_fetch: Option<[f64; 3]>,
+    #[serde(with = "float::option")]
     pub corrupted: Option<f64>,
     /// Fraction 0..1, whatever the device word.
+    #[serde(with = "float::option")]
     pub kv_cache_usage: Option<f64>,
+    #[serde(with = "float::option")]
     pub cpu_cache_usage: Option<f64>,
+    #[serde(with = "float::option")]
     pub gpu_prefix_cache_hit_rate: Option<f64>,
+    #[serde(with = "float::option")]
     pub cpu_prefix_cache_hit_rate: Option<f64>,
+    #[serde(with = "float::option")]
     pub external_prefix_cache_hit_rate: Option<f64>,
+    #[serde(with = "float::option")]
     pub mm_cache_hit_rate: Option<f64>,
+    #[serde(with = "float::option")]
     pub prompt_throughput: Option<f64>,
+    #[serde(with = "float::option")]
     pub generation_throughput: Option<f64>,
     /// Every prompt token (V0, V1 up to 0.15.x): vLLM's `vllm:prompt_tokens_total`.
+    #[serde(with = "float::option")]
     pub prompt_tokens: Option<f64>,
     /// Prompt tokens computed locally (V1 0.16.0+, where the line leaves out prefix-cache
     /// hits and transferred KV): `vllm:prompt_tokens_by_source_total{source="local_compute"}`.
+    #[serde(with = "float::option")]
     pub prompt_tokens_local_compute: Option<f64>,
+    #[serde(with = "float::option")]
     pub generation_tokens: Option<f64>,
     /// V1 `Preemptions: n` summed, plus V0's cumulative warning totals.
+    #[serde(with = "float::option")]
     pub preemptions_summed: Option<f64>,
     pub preemptions_cumulative: Option<CumulativeCounter>,
+    #[serde(with = "float::option")]
     pub spec_acceptance_rate: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_mean_acceptance_length: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_efficiency: Option<f64>,
-    pub spec_per_position: Vec<f64>,
+    /// `None` at a position without a sample in the last line (vLLM printed `nan`).
+    #[serde(with = "float::option_vec")]
+    pub spec_per_position: Vec<Option<f64>>,
+    #[serde(with = "float::option")]
     pub spec_accepted_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_draft_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub spec_emitted_tokens: Option<f64>,
     spec_v0: Option<[CumulativeCounter; 3]>,
+    #[serde(with = "float::option")]
     pub kv_cache_capacity_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub max_concurrency: Option<f64>,
+    #[serde(with = "float::option")]
     pub gpu_blocks: Option<f64>,
+    #[serde(with = "float::option")]
     pub cpu_blocks: Option<f64>,
+    #[serde(with = "float::option")]
     pub iterations: Option<f64>,
+    #[serde(with = "float::option")]
     pub iteration_context_tokens: Option<f64>,
+    #[serde(with = "float::option")]
     pub iteration_generation_tokens: Option<f64>,
     /// Start-ups of this engine seen in the log.
     pub starts: u64,
     /// When the last line about this engine was written.
+    #[serde(with = "float::option")]
     pub last_line_at: Option<f64>,
     /// The spacing of this engine's stats lines: the interval and the window of each line.
     pub pacing: Pacing,

@@ -41,8 +41,10 @@ pub struct SpecDecoding {
     pub draft_tokens: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emitted_tokens: Option<u64>,
+    /// One rate per draft position, in order; `None` where vLLM printed `nan` because no draft
+    /// reached that position in the interval (the position keeps its index).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub per_position_acceptance_rate: Vec<f64>,
+    pub per_position_acceptance_rate: Vec<Option<f64>>,
 }
 
 /// Parses a `Speculative metrics:` or `SpecDecoding metrics:` message.
@@ -130,11 +132,15 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
 }
 
 /// One element of `Per-position acceptance rate`: vLLM joins `f"{p:.3f}"`, so an element is
-/// `nan` or has exactly three decimals. Anything else is a list cut off mid-element.
-fn position_rate(rate: &str) -> Option<f64> {
+/// `nan` (no sample: `Some(None)`) or has exactly three decimals. Anything else is a list cut
+/// off mid-element (`None`).
+fn position_rate(rate: &str) -> Option<Option<f64>> {
+    if rate == "nan" {
+        return Some(None);
+    }
     let decimals = rate.split_once('.').map(|(_, d)| d.len());
-    (rate == "nan" || decimals == Some(3)).then_some(())?;
-    whole(rate, float)
+    (decimals == Some(3)).then_some(())?;
+    whole(rate, float).map(Some)
 }
 
 #[cfg(test)]
@@ -151,15 +157,19 @@ mod tests {
     #[test]
     fn reads_the_per_position_list_whose_commas_are_the_field_separator() {
         let s = spec("SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan").unwrap();
-        assert_eq!(s.per_position_acceptance_rate[..2], [0.333, 0.182]);
-        assert!(s.per_position_acceptance_rate[2].is_nan());
+        assert_eq!(
+            s.per_position_acceptance_rate,
+            [Some(0.333), Some(0.182), None]
+        );
     }
 
     #[test]
     fn a_per_position_element_without_three_decimals_is_a_cut_line() {
         assert!(position_rate("0.52").is_none());
         assert!(position_rate("0").is_none());
-        assert_eq!(position_rate("0.520"), Some(0.52));
+        assert_eq!(position_rate("0.520"), Some(Some(0.52)));
+        assert_eq!(position_rate("nan"), Some(None));
+        assert!(position_rate("nan0").is_none());
     }
 
     #[test]
