@@ -352,3 +352,44 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("SIGTERM"), "{stderr}");
 }
+
+/// Issue 9, finding 10: `{...,gpu="0",gpu="all"}` made Prometheus reject every scrape.
+#[test]
+fn a_label_in_both_the_global_and_a_logs_labels_is_written_once_with_the_logs_value() {
+    let metrics = crate::prometheus::label_in_both_tables();
+    let mut engine_series = 0;
+    let mut executor_series = 0;
+    for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+        let Some((_, labels)) = line.split_once('{') else {
+            continue;
+        };
+        let labels = labels.rsplit_once('}').unwrap().0;
+        let mut names: Vec<&str> = labels
+            .split("\",")
+            .filter_map(|pair| pair.split_once('=').map(|(name, _)| name))
+            .collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a label written twice: {line}");
+        assert!(
+            !line.contains("gpu=\"all\""),
+            "the global value won: {line}"
+        );
+        if line.contains("engine=\"") {
+            assert!(
+                line.contains("gpu=\"0\"") && line.contains("team=\"infra\""),
+                "{line}"
+            );
+            engine_series += 1;
+        }
+        if line.contains("rank=\"") {
+            assert!(
+                line.contains("gpu=\"1\"") && line.contains("team=\"infra\""),
+                "{line}"
+            );
+            executor_series += 1;
+        }
+    }
+    assert!(engine_series > 0 && executor_series > 0, "{metrics}");
+}

@@ -197,10 +197,17 @@ impl Exposition {
         let mut executors = Vec::new();
         let mut logs = Vec::new();
         for log in state.iter_logs() {
+            // A `[[log]] labels` entry wins over a global `[labels]`/`--label` of the same name:
+            // written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
             let log_labels = || {
+                let global = state
+                    .settings
+                    .constant_labels
+                    .iter()
+                    .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
                 log.labels
                     .iter()
-                    .chain(&state.settings.constant_labels)
+                    .chain(global)
                     .map(|(n, v)| (n.as_str(), v.as_str()))
             };
             let own = |reserved: &[&str]| {
