@@ -340,6 +340,12 @@ impl Exposition {
         self.per_log(&agent::LINES_UNMATCHED, &logs, |l| {
             l.io.lines_unmatched as f64
         });
+        self.per_log_labelled(&agent::LINES_REJECTED, &logs, "grammar", |l| {
+            l.rejected
+                .iter()
+                .map(|(grammar, lines)| (*grammar, *lines as f64))
+                .collect()
+        });
         self.per_log_labelled(&agent::LINES_SKIPPED, &logs, "reason", |l| {
             l.io.skipped()
                 .iter()
