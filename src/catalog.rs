@@ -400,6 +400,13 @@ pub mod agent {
         labels: "`log`",
         source: "every line that yielded nothing",
     };
+    pub const LINES_REJECTED: Metric = Metric {
+        name: "llmtail_lines_rejected",
+        kind: Kind::Counter,
+        help: "Lines that looked like an engine's record but were rejected whole: cut off, in a changed format, or carrying a value the engine cannot print.",
+        labels: "`log`, `grammar` (the record the line started as)",
+        source: "a line whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
+    };
     pub const LINES_SKIPPED: Metric = Metric {
         name: "llmtail_lines_skipped",
         kind: Kind::Counter,
@@ -464,6 +471,7 @@ pub mod agent {
         LINES_READ,
         LINES_PARSED,
         LINES_UNMATCHED,
+        LINES_REJECTED,
         LINES_SKIPPED,
         LAST_PARSED_TIMESTAMP,
         ROTATIONS,

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jiff::tz::TimeZone;
-use llmtail_grammars::LogTime;
+use llmtail_grammars::{LogTime, Outcome};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
@@ -89,6 +89,16 @@ pub struct Pipeline {
 /// search cost a tenth of a one-shot run.)
 fn first_anchor(raw: &[u8]) -> Option<usize> {
     llmtail_grammars::first_anchor(raw)
+}
+
+/// How much of a rejected line a warning quotes.
+const QUOTED_CHARS: usize = 200;
+
+/// `text` cut after `chars` characters (on a character boundary).
+fn cut(text: &str, chars: usize) -> &str {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// The state a pipeline built from `settings` starts with.
@@ -229,8 +239,8 @@ impl Sink for Pipeline {
                     continue;
                 }
             };
-            match llmtail_grammars::parse(&text) {
-                Some(parsed) => {
+            match llmtail_grammars::read(&text) {
+                Outcome::Parsed(parsed) => {
                     // Per line, in this log's zone: a syslog log read across New Year changes
                     // year between two lines. The envelope's time wins over the head's.
                     let resolve = |t: LogTime| resolve_time(&t, zone, now);
@@ -239,7 +249,21 @@ impl Sink for Pipeline {
                         .or_else(|| parsed.time.and_then(resolve));
                     log_state.apply(&parsed, line_time, now, &state.settings);
                 }
-                None => log_state.io.lines_unmatched += 1,
+                Outcome::Rejected { grammar } => {
+                    let rejected = log_state.reject(grammar);
+                    // The 1st, 2nd, 4th, 8th... of a log is logged, as skips are: a changed
+                    // engine format rejects every stats line.
+                    if rejected.is_power_of_two() {
+                        tracing::warn!(
+                            log = %log_state.label,
+                            grammar,
+                            rejected_so_far = rejected,
+                            line = cut(&text, QUOTED_CHARS),
+                            "a line looks like the engine's record but was rejected (cut off, a changed format, or an impossible value)"
+                        );
+                    }
+                }
+                Outcome::Unmatched => log_state.io.lines_unmatched += 1,
             }
         }
     }

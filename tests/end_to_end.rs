@@ -352,3 +352,90 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert!(stderr.contains("SIGTERM"), "{stderr}");
 }
+
+/// Issue 9, finding 10: `{...,gpu="0",gpu="all"}` made Prometheus reject every scrape.
+#[test]
+fn a_label_in_both_the_global_and_a_logs_labels_is_written_once_with_the_logs_value() {
+    let metrics = crate::prometheus::label_in_both_tables();
+    let mut engine_series = 0;
+    let mut executor_series = 0;
+    for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+        let Some((_, labels)) = line.split_once('{') else {
+            continue;
+        };
+        let labels = labels.rsplit_once('}').unwrap().0;
+        let mut names: Vec<&str> = labels
+            .split("\",")
+            .filter_map(|pair| pair.split_once('=').map(|(name, _)| name))
+            .collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a label written twice: {line}");
+        assert!(
+            !line.contains("gpu=\"all\""),
+            "the global value won: {line}"
+        );
+        if line.contains("engine=\"") {
+            assert!(
+                line.contains("gpu=\"0\"") && line.contains("team=\"infra\""),
+                "{line}"
+            );
+            engine_series += 1;
+        }
+        if line.contains("rank=\"") {
+            assert!(
+                line.contains("gpu=\"1\"") && line.contains("team=\"infra\""),
+                "{line}"
+            );
+            executor_series += 1;
+        }
+    }
+    assert!(engine_series > 0 && executor_series > 0, "{metrics}");
+}
+
+/// Issue 9, findings 4 and 11: `Avg prompt throughput: -500.0` took `vllm:prompt_tokens_total`
+/// to -4000, `1e307` left it at +Inf, and a cut-off stats line counted as unmatched.
+#[test]
+fn impossible_and_cut_off_stats_lines_are_rejected_whole_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    let line = |at: &str, prompt: &str, usage: &str| {
+        format!("(APIServer pid=812) INFO 11-22 13:25:{at} [loggers.py:257] Engine 000: Avg prompt throughput: {prompt} tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: {usage}%, Prefix cache hit rate: 0.0%\n")
+    };
+    let text = [
+        line("01", "10.0", "50.0"),
+        line("11", "-500.0", "50.0"),
+        line("21", "1e307", "50.0"),
+        line("31", "1e308", "50.0"),
+        line("41", "-1e308", "50.0"),
+        line("51", "10.0", "-5.0"),
+        line("52", "10.0", "1e308"),
+        "(APIServer pid=812) INFO 11-22 13:25:53 [loggers.py:257] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg gen\n".to_string(),
+    ]
+    .concat();
+    std::fs::write(&log, text).unwrap();
+    let argv = ["llmtail", "--log", log.to_str().unwrap(), "--one-shot"];
+    let metrics = crate::replay::one_shot(&argv.map(String::from));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        crate::support::agent::sample(&metrics, name, labels)
+            .unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(value("vllm:num_requests_running", &[("engine", "0")]), 1.0);
+    assert_eq!(value("vllm:kv_cache_usage_perc", &[("engine", "0")]), 0.5);
+    // One possible line, so no interval yet: no counter, and none of -4000, +Inf or NaN.
+    let prompt = crate::support::agent::sample(&metrics, "vllm:prompt_tokens_total", &[]);
+    assert!(
+        prompt.is_none_or(|p| p.is_finite() && p >= 0.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        value("llmtail_lines_rejected_total", &[("grammar", "vllm_stats")]),
+        7.0
+    );
+    assert_eq!(value("llmtail_lines_unmatched_total", &[]), 0.0);
+    assert_eq!(
+        value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
+        1.0
+    );
+}

@@ -174,6 +174,46 @@ fn promtool_accepts_the_exposition_apart_from_vllms_own_naming() {
     }
 }
 
+/// The one-shot exposition of a vLLM and a TensorRT-LLM replay log, both with a `gpu` label
+/// in their `[[log]] labels` and in the global `[labels]`.
+pub fn label_in_both_tables() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("llmtail.toml");
+    let cwd = std::env::current_dir().unwrap();
+    let log = |name: &str| cwd.join("fixtures/replay").join(name).display().to_string();
+    std::fs::write(
+        &config,
+        format!(
+            "[labels]\ngpu = \"all\"\nteam = \"infra\"\n\
+             [[log]]\npath = \"{}\"\nlabels = {{ gpu = \"0\" }}\n\
+             [[log]]\npath = \"{}\"\nlabels = {{ gpu = \"1\" }}\n",
+            log("vllm-0.14.1-dp2-engines.log"),
+            log("trtllm-triton-era2-v0.10.log"),
+        ),
+    )
+    .unwrap();
+    let argv = [
+        "llmtail",
+        "--config",
+        config.to_str().unwrap(),
+        "--one-shot",
+        "--log-timezone",
+        "UTC",
+    ];
+    crate::replay::one_shot(&argv.map(String::from))
+}
+
+/// Finding 10 of issue 9: a label set both globally and per log was written twice.
+#[test]
+fn promtool_accepts_a_label_set_both_globally_and_per_log() {
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    let metrics = label_in_both_tables();
+    assert!(metrics.contains("gpu=\"0\"") && metrics.contains("gpu=\"1\""));
+    lint(&promtool, &metrics);
+}
+
 fn lint(promtool: &Path, metrics: &str) {
     let mut child = Command::new(promtool)
         .args(["check", "metrics"])

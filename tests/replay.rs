@@ -56,7 +56,12 @@ pub fn replay(log: &Path) -> String {
                 .map(String::from),
         );
     }
-    let settings = Settings::from_cli(Cli::try_parse_from(&argv).expect("flags parse"))
+    one_shot(&argv)
+}
+
+/// The one-shot exposition for a command line (`argv[0]` included), read at the replay time.
+pub fn one_shot(argv: &[String]) -> String {
+    let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
         .expect("valid settings");
     let mut out = Vec::new();
     llmtail::run::one_shot(&settings, Clock::fixed(REPLAY_NOW), &mut out).expect("one-shot run");

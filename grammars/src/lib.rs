@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod domain;
 pub mod number;
 pub mod time;
 pub mod trtllm;
@@ -134,26 +135,70 @@ fn slim_searcher(strings: &[&str]) -> packed::Searcher {
         .expect("plain strings make a searcher (Teddy, else Rabin-Karp)")
 }
 
-/// Parses one log message (envelope already removed, ANSI colour codes stripped).
+/// What a line is to the grammars: the three outcomes the agent counts apart.
+// Not boxed: `Parsed` is returned by value as `Option<Parsed>` was, and a box would cost an
+// allocation per stats line on the path that matters.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<'a> {
+    /// No engine's record: no anchor (the common case, one scan), or an anchor quoted by some
+    /// other line (a request log echoing a prompt, a traceback).
+    Unmatched,
+    /// The engine's own record that does not parse (cut off, a changed format) or that carries
+    /// a value the engine cannot print (a negative throughput, a usage over 100%): nothing of
+    /// it is kept. Names the grammar whose record it is, one of [`GRAMMAR_NAMES`].
+    Rejected {
+        grammar: &'static str,
+    },
+    Parsed(Parsed<'a>),
+}
+
+impl<'a> Outcome<'a> {
+    pub fn parsed(self) -> Option<Parsed<'a>> {
+        match self {
+            Outcome::Parsed(parsed) => Some(parsed),
+            _ => None,
+        }
+    }
+}
+
+/// Reads one log message (envelope already removed, ANSI colour codes stripped).
 ///
-/// Returns `None` for every line that is not a stats, capacity or identity line of a
-/// known engine; that is the common case and costs one anchor scan.
-pub fn parse(line: &str) -> Option<Parsed<'_>> {
-    FIRST_STAGE.find(line)?;
+/// Nearly every line is [`Outcome::Unmatched`] for the cost of one anchor scan. Telling a
+/// rejected line apart costs nothing on the other two paths: it is asked only after the
+/// engine's grammar has failed, of a line that holds one of its anchors.
+pub fn read(line: &str) -> Outcome<'_> {
+    if FIRST_STAGE.find(line).is_none() {
+        return Outcome::Unmatched;
+    }
     // A line holds one engine's anchors, nearly always: vLLM's grammar is asked first, and
     // TensorRT-LLM's only when vLLM's does not claim the line (no line of either engine parses
     // as the other's: the line cases hold both engines' lines and check it). Asking in this
     // order spares a stats line the scan for the other engine's anchors.
     let [vllm_anchors, trtllm_anchors] = &*ENGINE_ANCHORS;
+    let mut rejected = None;
     if vllm_anchors.find(line).is_some() {
-        if let Some(parsed) = vllm::parse(line) {
-            return Some(parsed);
+        match vllm::read(line) {
+            Outcome::Unmatched => {}
+            Outcome::Rejected { grammar } => rejected = Some(grammar),
+            parsed => return parsed,
         }
     }
     if trtllm_anchors.find(line).is_some() {
-        return trtllm::parse(line);
+        match trtllm::read(line) {
+            Outcome::Unmatched => {}
+            outcome => return outcome,
+        }
     }
-    None
+    match rejected {
+        Some(grammar) => Outcome::Rejected { grammar },
+        None => Outcome::Unmatched,
+    }
+}
+
+/// [`read`], for callers that need only the parsed lines.
+pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    read(line).parsed()
 }
 
 /// Where the first stage first matches in `bytes` (several lines at once, for callers that

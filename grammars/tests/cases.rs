@@ -6,7 +6,9 @@
 //! source = "where the line or its format comes from (engine, version, file:line or issue)"
 //! line = '...'                      # the log line, exactly as written (envelope removed)
 //! expect = { record = "stats", ... } # the whole parse, as `Parsed` serializes; or:
-//! no_match = true                    # this line must yield nothing
+//! no_match = true                    # this line must yield nothing, and is no engine's record
+//! rejected = "vllm_stats"            # or: the engine's own record, cut off or with a value it
+//!                                    # cannot print, rejected whole and counted for this grammar
 //! ```
 //!
 //! `expect` is compared with the entire serialized parse, not a subset, so a field the
@@ -32,6 +34,7 @@ struct Case {
     expect: Option<toml::Value>,
     #[serde(default)]
     no_match: bool,
+    rejected: Option<String>,
 }
 
 fn case_files() -> Vec<PathBuf> {
@@ -79,14 +82,42 @@ fn every_line_case_parses_to_exactly_its_expectation() {
                 file.display(),
                 case.name
             );
+            let expectations = usize::from(case.expect.is_some())
+                + usize::from(case.no_match)
+                + usize::from(case.rejected.is_some());
             assert!(
-                case.expect.is_some() != case.no_match,
-                "{}: case {:?} needs exactly one of `expect` and `no_match = true`",
+                expectations == 1,
+                "{}: case {:?} needs exactly one of `expect`, `no_match = true` and `rejected`",
                 file.display(),
                 case.name
             );
             // serde_json turns NaN into null; case files write NaN as the string "nan".
-            let parsed = llmtail_grammars::parse(&case.line);
+            let outcome = llmtail_grammars::read(&case.line);
+            let got_rejected = match &outcome {
+                llmtail_grammars::Outcome::Rejected { grammar } => Some(*grammar),
+                _ => None,
+            };
+            if let Some(grammar) = got_rejected {
+                assert!(
+                    llmtail_grammars::GRAMMAR_NAMES.contains(&grammar),
+                    "{grammar} is missing from GRAMMAR_NAMES"
+                );
+            }
+            if got_rejected != case.rejected.as_deref() {
+                failures.push(format!(
+                    "{} :: {}\n  line:     {}\n  expected: {}\n  got:      {}",
+                    file.file_name().unwrap().to_string_lossy(),
+                    case.name,
+                    case.line,
+                    case.rejected
+                        .as_deref()
+                        .map_or("not rejected".into(), |g| format!("rejected by {g}")),
+                    got_rejected
+                        .map_or_else(|| format!("{outcome:?}"), |g| format!("rejected by {g}")),
+                ));
+                continue;
+            }
+            let parsed = outcome.parsed();
             if let Some(p) = &parsed {
                 let grammar = p.record.grammar();
                 assert!(

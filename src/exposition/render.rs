@@ -197,10 +197,17 @@ impl Exposition {
         let mut executors = Vec::new();
         let mut logs = Vec::new();
         for log in state.iter_logs() {
+            // A `[[log]] labels` entry wins over a global `[labels]`/`--label` of the same name:
+            // written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
             let log_labels = || {
+                let global = state
+                    .settings
+                    .constant_labels
+                    .iter()
+                    .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
                 log.labels
                     .iter()
-                    .chain(&state.settings.constant_labels)
+                    .chain(global)
                     .map(|(n, v)| (n.as_str(), v.as_str()))
             };
             let own = |reserved: &[&str]| {
@@ -332,6 +339,12 @@ impl Exposition {
         });
         self.per_log(&agent::LINES_UNMATCHED, &logs, |l| {
             l.io.lines_unmatched as f64
+        });
+        self.per_log_labelled(&agent::LINES_REJECTED, &logs, "grammar", |l| {
+            l.rejected
+                .iter()
+                .map(|(grammar, lines)| (*grammar, *lines as f64))
+                .collect()
         });
         self.per_log_labelled(&agent::LINES_SKIPPED, &logs, "reason", |l| {
             l.io.skipped()

@@ -102,6 +102,10 @@ pub struct LogState {
     pub model_name: Option<String>,
     pub io: LogIo,
     pub parsed: Vec<GrammarCount>,
+    /// Per grammar, lines that were its engine's record but were rejected (cut off, changed,
+    /// or carrying a value the engine cannot print). Not in the state file yet: a restart
+    /// starts them at 0, as a counter of a restarted process does.
+    pub rejected: Vec<(&'static str, u64)>,
     /// The latest time a parsed line of this log carried: the log's own present.
     pub latest_line_at: Option<f64>,
     pub vllm: VllmLog,
@@ -125,10 +129,20 @@ impl LogState {
             model_name,
             io: LogIo::default(),
             parsed: Vec::new(),
+            rejected: Vec::new(),
             latest_line_at: None,
             vllm: VllmLog::with_version(vllm_version),
             trtllm: TrtllmLog::default(),
         }
+    }
+
+    /// Counts a line `grammar` rejected; returns how many lines of this log have been rejected.
+    pub fn reject(&mut self, grammar: &'static str) -> u64 {
+        match self.rejected.iter_mut().find(|(g, _)| *g == grammar) {
+            Some((_, lines)) => *lines += 1,
+            None => self.rejected.push((grammar, 1)),
+        }
+        self.rejected.iter().map(|(_, lines)| lines).sum()
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head

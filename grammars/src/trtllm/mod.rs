@@ -29,7 +29,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use crate::Parsed;
+use crate::{Outcome, Parsed};
 
 pub use iteration::{Batching, Format, Iteration};
 pub use startup::KvCapacity;
@@ -93,8 +93,81 @@ impl TrtllmRecord<'_> {
     }
 }
 
-/// Parses a line that contains one of [`ANCHORS`].
-pub fn parse(line: &str) -> Option<Parsed<'_>> {
+impl TrtllmRecord<'_> {
+    /// True when every value is one TensorRT-LLM can print (see [`crate::domain`]; the JSON
+    /// formats' numbers are checked as they are read, in [`json`]).
+    pub fn possible(&self) -> bool {
+        use crate::domain::{fraction, magnitude, opt};
+        match self {
+            TrtllmRecord::Iteration(it) => {
+                opt(it.new_active_requests_queue_latency_ms, magnitude)
+                    && opt(it.avg_decoded_tokens_per_iter, magnitude)
+                    && opt(it.kv_cache_hit_rate, fraction)
+                    && opt(it.kv_used_fraction, fraction)
+                    && opt(it.kv_cache_transfer_ms, magnitude)
+                    && opt(it.iter_latency_ms, magnitude)
+                    && opt(it.prev_device_step_time_ms, magnitude)
+                    && opt(it.spec_acceptance_length, magnitude)
+                    && opt(it.spec_draft_overhead, magnitude)
+                    && opt(it.spec_iter_latency_ms, magnitude)
+            }
+            TrtllmRecord::KvCapacity(c) => {
+                opt(c.allocated_gib, magnitude)
+                    && opt(c.estimated_gib, magnitude)
+                    && opt(c.device_total_gib, magnitude)
+                    && opt(c.available_gib, magnitude)
+            }
+            TrtllmRecord::Version { .. }
+            | TrtllmRecord::TritonModel { .. }
+            | TrtllmRecord::Signal { .. } => true,
+        }
+    }
+}
+
+/// Reads a line that contains one of [`ANCHORS`]. As for vLLM, values are judged here, where
+/// the formats are known, so that a line is kept or rejected whole.
+pub fn read(line: &str) -> Outcome<'_> {
+    match parse(line) {
+        Some(parsed) => match &parsed.record {
+            crate::Record::Trtllm(record) if !record.possible() => Outcome::Rejected {
+                grammar: record.grammar(),
+            },
+            _ => Outcome::Parsed(parsed),
+        },
+        None if claimed(line) => Outcome::Rejected {
+            grammar: "trtllm_iteration",
+        },
+        None => Outcome::Unmatched,
+    }
+}
+
+/// True for a line that did not parse but whose message starts as an iteration record does:
+/// one cut off, or with a number no counter can take. Startup lines are not claimed: their
+/// anchors are phrases other messages quote. Neither are another program's `iter = 5, loss = `
+/// (no `currank_total_requests`, which all six format C variants print) or JSON whose anchor
+/// is nested (request stats): an iteration object's first key is one of its own.
+fn claimed(line: &str) -> bool {
+    let message = prefix::split(line).message.trim_start();
+    if message.starts_with("iter = ") {
+        return message.contains(", currank_total_requests = ");
+    }
+    let object = message.trim_start_matches(['[', '"']);
+    let Some(first_key) = object.strip_prefix('{') else {
+        return false;
+    };
+    let first_key = first_key.trim_start_matches(['\\', '"']);
+    [
+        triton_json::FIRST_KEY,
+        "Iteration Counter",
+        "cpuMemUsage",
+        "iterLatencyMS",
+    ]
+    .iter()
+    .any(|key| first_key.starts_with(key))
+}
+
+/// Parses a line that contains one of [`ANCHORS`], whatever its values.
+fn parse(line: &str) -> Option<Parsed<'_>> {
     if let Some(signal) = triton_signal(line) {
         return Some(Parsed {
             time: None,
@@ -168,6 +241,9 @@ fn json(message: &str) -> Option<Iteration> {
     };
     if let Some(entries) = fast {
         if triton_json::is_triton(&entries) {
+            if !numbers_possible(&entries) {
+                return None;
+            }
             return Some(triton_json::read(&entries));
         }
     }
@@ -180,9 +256,25 @@ fn json(message: &str) -> Option<Iteration> {
         None => message,
     };
     let entries = loose::object(text)?;
+    if !numbers_possible(&entries) {
+        return None;
+    }
     if triton_json::is_triton(&entries) {
         Some(triton_json::read(&entries))
     } else {
         iteration_stats::read(&entries)
     }
+}
+
+/// Every number in a stats object is a count, a size, a duration or a fraction: none is
+/// negative or infinite (a `-5` that read as "no value" would silently drop a field; `1e400`
+/// reads as +Inf). Bounds on the floats the record keeps are [`TrtllmRecord::possible`]'s.
+fn numbers_possible(entries: &[(Cow<'_, str>, loose::Loose<'_>)]) -> bool {
+    use loose::Loose;
+    entries.iter().all(|(_, value)| match value {
+        Loose::Int(n) => *n >= 0,
+        Loose::Float(f) => f.is_finite() && *f >= 0.0,
+        Loose::Map(inner) => numbers_possible(inner),
+        _ => true,
+    })
 }

@@ -15,7 +15,7 @@ pub mod stats;
 
 use serde::Serialize;
 
-use crate::Parsed;
+use crate::{Outcome, Parsed};
 
 pub use lifecycle::Lifecycle;
 
@@ -92,19 +92,102 @@ impl VllmRecord<'_> {
     }
 }
 
-/// Parses a line that contains one of [`ANCHORS`].
-pub fn parse(line: &str) -> Option<Parsed<'_>> {
+impl VllmRecord<'_> {
+    /// True when every value is one vLLM can print (see [`crate::domain`]). The per-position
+    /// acceptance list is not judged here: vLLM prints `nan` in it for "no data".
+    pub fn possible(&self) -> bool {
+        use crate::domain::{fraction, magnitude, opt, opt_or_nan, percent};
+        match self {
+            VllmRecord::Stats(s) => {
+                opt(s.prompt_throughput, magnitude)
+                    && opt(s.generation_throughput, magnitude)
+                    && opt(s.kv_cache_usage_percent, percent)
+                    && opt(s.cpu_swap_usage_percent, percent)
+                    && opt(s.prefix_cache_hit_rate_percent, percent)
+                    && opt(s.external_prefix_cache_hit_rate_percent, percent)
+                    && opt(s.mm_cache_hit_rate_percent, percent)
+            }
+            VllmRecord::PrefixCacheV0(p) => {
+                percent(p.gpu_hit_rate_percent) && percent(p.cpu_hit_rate_percent)
+            }
+            VllmRecord::SpecDecoding(s) => {
+                opt_or_nan(s.draft_acceptance_rate, fraction)
+                    && opt_or_nan(s.draft_acceptance_rate_percent, percent)
+                    && opt_or_nan(s.system_efficiency, fraction)
+                    && opt_or_nan(s.mean_acceptance_length, magnitude)
+                    && opt(s.accepted_throughput, magnitude)
+                    && opt(s.drafted_throughput, magnitude)
+            }
+            VllmRecord::MaxConcurrency(m) => magnitude(m.concurrency),
+            VllmRecord::Iteration(i) => {
+                magnitude(i.elapsed_ms) && opt(i.kv_cache_usage_percent, percent)
+            }
+            VllmRecord::KvCacheSize(_)
+            | VllmRecord::Blocks(_)
+            | VllmRecord::NumGpuBlocks(_)
+            | VllmRecord::EngineConfig(_)
+            | VllmRecord::Preemptions(_)
+            | VllmRecord::Lifecycle(_) => true,
+        }
+    }
+}
+
+/// Reads a line that contains one of [`ANCHORS`].
+///
+/// The values are checked here, not in the agent's state: the grammar knows what vLLM can
+/// print (`%.1f` of a rate over whole tokens, `%.1f%%` of a fraction), so a value outside that
+/// is a line that is not what it looks like, and the line is rejected whole. The state then
+/// never sees a counter increment that is negative or not finite, whatever metric it feeds.
+pub fn read(line: &str) -> Outcome<'_> {
     let head = head::split(line);
     let message = without_ray_dedup(head.message);
     let record = stats::parse(message)
         .or_else(|| spec::parse(message))
         .or_else(|| startup::parse(message))
-        .or_else(|| lifecycle::parse(message))?;
-    Some(Parsed {
-        time: head.time,
-        process: head.process,
-        record: crate::Record::Vllm(record),
-    })
+        .or_else(|| lifecycle::parse(message));
+    match record {
+        Some(record) if record.possible() => Outcome::Parsed(Parsed {
+            time: head.time,
+            process: head.process,
+            record: crate::Record::Vllm(record),
+        }),
+        Some(record) => Outcome::Rejected {
+            grammar: record.grammar(),
+        },
+        None => match claimed(message) {
+            Some(grammar) => Outcome::Rejected { grammar },
+            None => Outcome::Unmatched,
+        },
+    }
+}
+
+/// [`read`], for callers that need only the parsed lines.
+pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    read(line).parsed()
+}
+
+/// The grammar whose record a message that did not parse is: one whose message *starts* as
+/// vLLM's periodic records do (after `Engine 000: `), so a cut-off or changed stats line is
+/// counted, while a request log or traceback that quotes one further in is not.
+fn claimed(message: &str) -> Option<&'static str> {
+    if message.starts_with("Prefix cache hit rate: GPU: ") {
+        return Some("vllm_prefix_cache");
+    }
+    let (_, body) = stats::scope(message);
+    if ["Avg prompt throughput: ", "Running: ", "RUNNING: "]
+        .iter()
+        .any(|start| body.starts_with(start))
+    {
+        Some("vllm_stats")
+    } else if body.starts_with("SpecDecoding metrics: ")
+        || body.starts_with("Speculative metrics: ")
+    {
+        Some("vllm_spec_decoding")
+    } else if body.starts_with("Iteration(") {
+        Some("vllm_iteration")
+    } else {
+        None
+    }
 }
 
 /// The message without the ` [repeated 2x across cluster]` Ray appends to a line when it folds
