@@ -1,0 +1,57 @@
+//! Every grammar is linear in the line's length: a 1 MiB line built to hit a grammar's worst
+//! case costs at most 10 times a real stats line per byte (issue 9, finding 7: a stats line
+//! whose values held `: ` but no `, ` took the 0.7.1 missing-comma path once per field, 1.3 s
+//! for 1 MiB).
+
+use std::time::{Duration, Instant};
+
+const REAL: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%";
+
+/// Nanoseconds per byte to parse `line`, best of a few rounds of `repeat` parses.
+fn cost_per_byte(line: &str, repeat: usize) -> f64 {
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        for _ in 0..repeat {
+            std::hint::black_box(llmtail_grammars::parse(std::hint::black_box(line)));
+        }
+        best = best.min(start.elapsed());
+    }
+    best.as_nanos() as f64 / (line.len() * repeat) as f64
+}
+
+/// A stats line whose tail repeats `unit` up to about 1 MiB.
+fn adversarial(unit: &str) -> String {
+    let head = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs ";
+    let mut line = String::from(head);
+    while line.len() < 1 << 20 {
+        line.push_str(unit);
+    }
+    line
+}
+
+#[test]
+fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
+    let real = cost_per_byte(REAL, 4_000);
+    for unit in [
+        // Values with `: ` and no `, `: the 0.7.1 missing-comma path.
+        "GPU KV cache usage: 7.8% ",
+        "a: b ",
+        "Foo: 1 x ",
+        // Parts without `: ` after `, `: continuation of the previous field.
+        ", 0.5",
+        ", x: y z",
+    ] {
+        let line = adversarial(unit);
+        let cost = cost_per_byte(&line, 1);
+        eprintln!(
+            "{unit:?}: {cost:.2} ns/byte, real {real:.2}, parsed {}",
+            llmtail_grammars::parse(&line).is_some()
+        );
+        assert!(
+            cost <= 10.0 * real.max(1.0),
+            "{unit:?} x {}: {cost:.1} ns/byte against {real:.1} for a real stats line",
+            line.len() / unit.len()
+        );
+    }
+}
