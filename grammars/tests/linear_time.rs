@@ -20,9 +20,14 @@ fn cost_per_byte(line: &str, repeat: usize) -> f64 {
     best.as_nanos() as f64 / (line.len() * repeat) as f64
 }
 
-/// A stats line whose tail repeats `unit` up to about 1 MiB.
-fn adversarial(unit: &str) -> String {
-    let head = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs ";
+const VLLM_HEAD: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs ";
+const TRITON_HEAD: &str =
+    "I0510 07:57:36.770990 21661 model_instance_state.cc:840] {\"Active Request Count\":8,";
+const ITER_LOG_HEAD: &str =
+    "[TRT-LLM] [I] iter = 7, global_rank = 0, rank = 0, currank_total_requests = 0/0, ";
+
+/// `head`, then `unit` repeated up to about 1 MiB.
+fn adversarial(head: &str, unit: &str) -> String {
     let mut line = String::from(head);
     while line.len() < 1 << 20 {
         line.push_str(unit);
@@ -33,16 +38,21 @@ fn adversarial(unit: &str) -> String {
 #[test]
 fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
     let real = cost_per_byte(REAL, 4_000);
-    for unit in [
+    for (head, unit) in [
         // Values with `: ` and no `, `: the 0.7.1 missing-comma path.
-        "GPU KV cache usage: 7.8% ",
-        "a: b ",
-        "Foo: 1 x ",
+        (VLLM_HEAD, "GPU KV cache usage: 7.8% "),
+        (VLLM_HEAD, "a: b "),
+        (VLLM_HEAD, "Foo: 1 x "),
         // Parts without `: ` after `, `: continuation of the previous field.
-        ", 0.5",
-        ", x: y z",
+        (VLLM_HEAD, ", 0.5"),
+        (VLLM_HEAD, ", x: y z"),
+        // Triton's JSON with a million keys, nested braces; the PyTorch iteration line.
+        (TRITON_HEAD, "\"Iteration Counter\":1,"),
+        (TRITON_HEAD, "{\"a\":["),
+        (ITER_LOG_HEAD, "states = {'num_ctx_requests': 1, "),
+        (ITER_LOG_HEAD, "x = 1, "),
     ] {
-        let line = adversarial(unit);
+        let line = adversarial(head, unit);
         let cost = cost_per_byte(&line, 1);
         eprintln!(
             "{unit:?}: {cost:.2} ns/byte, real {real:.2}, parsed {}",
