@@ -71,20 +71,11 @@ pub async fn serve(
     let mut accept_errors = 0u64;
     tokio::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let stream = tokio::select! {
             () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    accept_errors += 1;
-                    if accept_errors.is_power_of_two() {
-                        tracing::warn!(errors_so_far = accept_errors, "cannot accept a connection: {e} (out of file descriptors? see LimitNOFILE)");
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            accepted = accept(&listener, &mut accept_errors) => accepted,
         };
+        let Some(stream) = stream else { continue };
         // Reap finished connections so the set does not grow.
         while connections.try_join_next().is_some() {}
         let Ok(wait_ticket) = waiting.clone().try_acquire_owned() else {
@@ -92,15 +83,10 @@ pub async fn serve(
             continue;
         };
         let places = places.clone();
-        let app = app.clone();
-        let closed = closed.clone();
+        let (app, closed) = (app.clone(), closed.clone());
         connections.spawn(async move {
             // A client that sends nothing within the header-read timeout never takes a place.
-            // (`readable()` is no test: a fresh socket may report ready with nothing to read;
-            // `peek` waits for a byte.)
-            let mut first = [0u8; 1];
-            let spoke = tokio::time::timeout(options.header_read_timeout, stream.peek(&mut first));
-            if !matches!(spoke.await, Ok(Ok(n)) if n > 0) {
+            if !spoke(&stream, options.header_read_timeout).await {
                 return;
             }
             let Ok(place) = places.acquire_owned().await else {
@@ -112,7 +98,40 @@ pub async fn serve(
     }
     drop(listener);
     let _ = closing.send(true);
-    let drained = tokio::time::timeout(options.shutdown_grace, async {
+    drain(connections, options.shutdown_grace).await;
+    Ok(())
+}
+
+/// The next connection; `None` after an error, which is logged (1st, 2nd, 4th...) and
+/// followed by a pause, so that running out of descriptors neither spins nor goes unsaid.
+async fn accept(listener: &TcpListener, errors: &mut u64) -> Option<TcpStream> {
+    match listener.accept().await {
+        Ok((stream, _)) => Some(stream),
+        Err(e) => {
+            *errors += 1;
+            if errors.is_power_of_two() {
+                tracing::warn!(
+                    errors_so_far = *errors,
+                    "cannot accept a connection: {e} (out of file descriptors? see LimitNOFILE)"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            None
+        }
+    }
+}
+
+/// Whether the client sent a byte within `timeout`. (`readable()` is no test: a fresh socket
+/// may report ready with nothing to read; `peek` waits for a byte.)
+async fn spoke(stream: &TcpStream, timeout: Duration) -> bool {
+    let mut first = [0u8; 1];
+    let peeked = tokio::time::timeout(timeout, stream.peek(&mut first)).await;
+    matches!(peeked, Ok(Ok(n)) if n > 0)
+}
+
+/// Lets open connections finish for `grace`, then drops the rest.
+async fn drain(mut connections: JoinSet<()>, grace: Duration) {
+    let drained = tokio::time::timeout(grace, async {
         while connections.join_next().await.is_some() {}
     })
     .await;
@@ -123,7 +142,6 @@ pub async fn serve(
         );
         connections.abort_all();
     }
-    Ok(())
 }
 
 /// Serves one connection, holding its `place` until it ends.
