@@ -77,7 +77,7 @@ const DETECTION_LINES: u32 = 20;
 /// not taken for that envelope when the engine's plain lines follow.
 const MAJORITY: u32 = (DETECTION_LINES * 2).div_ceil(3);
 
-/// The envelopes a sampled line can vote for, in the order of [`Decoder::votes`].
+/// The envelopes a sampled line can vote for, in the order of the decoder's `votes`.
 const CANDIDATES: [EnvelopeKind; 5] = [
     EnvelopeKind::Plain,
     EnvelopeKind::Docker,
