@@ -410,9 +410,9 @@ pub mod agent {
     pub const LINES_SKIPPED: Metric = Metric {
         name: "llmtail_lines_skipped",
         kind: Kind::Counter,
-        help: "Lines dropped before parsing.",
+        help: "Lines dropped before parsing (too_long, truncated_partial), and lines read as plain text because they were not in the log's detected envelope (invalid_envelope: not dropped).",
         labels: "`log`, `reason` (`too_long`, `truncated_partial`, `invalid_envelope`)",
-        source: "the reader and the envelope decoder",
+        source: "the reader; the envelope decoder (a line outside the detected envelope, e.g. a KServe line in a Docker log, parsed as plain text)",
     };
     pub const LAST_PARSED_TIMESTAMP: Metric = Metric { name: "llmtail_last_parsed_timestamp_seconds", kind: Kind::Gauge,
         help: "Timestamp of the last line a grammar recognised (the line's own time; a time printed without a zone is read in the log's zone, --log-timezone).", labels: "`log`, `grammar`", source: "record head or envelope time" };

@@ -222,21 +222,26 @@ impl Sink for Pipeline {
                 log_state.io.lines_unmatched += 1;
                 continue;
             }
+            // Before decoding, which borrows the decoder: a line is outside an envelope only
+            // once one was detected, so this is the envelope it was measured against.
+            let envelope = decoder.kind();
             let (text, envelope_time) = match decoder.decode(raw) {
                 Decoded::Message { text, time } => (text, time),
                 Decoded::Partial => continue,
-                Decoded::Invalid => {
+                Decoded::Outside { text } => {
+                    // Counted under its old name (`invalid_envelope`): the series is kept.
                     log_state.io.skipped_invalid_envelope += 1;
-                    let skipped = log_state.io.skipped_invalid_envelope;
-                    if skipped.is_power_of_two() {
-                        tracing::warn!(
+                    let outside = log_state.io.skipped_invalid_envelope;
+                    if outside.is_power_of_two() {
+                        tracing::info!(
                             log = %log_state.label,
-                            envelope = decoder.kind().as_str(),
-                            skipped_so_far = skipped,
-                            "a line is not in this log's envelope; skipped (see --envelope)"
+                            envelope = envelope.as_str(),
+                            outside_so_far = outside,
+                            line = cut(&text, QUOTED_CHARS),
+                            "a line is not in this log's envelope; read as plain text (see --envelope)"
                         );
                     }
-                    continue;
+                    (text, None)
                 }
             };
             match llmtail_grammars::read(&text) {

@@ -439,3 +439,76 @@ fn impossible_and_cut_off_stats_lines_are_rejected_whole_and_counted() {
         1.0
     );
 }
+
+/// Issue 9, finding 9: a KServe log starts with KServe's own lines, and its uvicorn access
+/// lines (`2025-05-14 17:45:10.902 uvicorn.access INFO:     ...`) look like journald. The file
+/// was decoded as journald and every vLLM line after them skipped as `invalid_envelope`.
+#[test]
+fn a_kserve_log_is_not_taken_for_journald_and_yields_the_vllm_metrics() {
+    let log = "fixtures/replay/vllm-0.8.5-kserve-mixed.log";
+    let argv = [
+        "llmtail",
+        "--log",
+        log,
+        "--one-shot",
+        "--log-timezone",
+        "UTC",
+    ];
+    let metrics = crate::replay::one_shot(&argv.map(String::from));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(
+        value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
+        6.0
+    );
+    assert_eq!(
+        value("vllm:generation_tokens_total", &[("engine", "0")]),
+        6551.0
+    );
+    assert_eq!(
+        value(
+            "llmtail_lines_skipped_total",
+            &[("reason", "invalid_envelope")]
+        ),
+        0.0
+    );
+}
+
+/// Issue 9, finding 9: a line outside the detected envelope was dropped. In a Docker json-file
+/// log, a plain stats line (a copy pasted in, a sidecar writing to the same file) is read and
+/// counted as a fallback.
+#[test]
+fn a_docker_log_with_plain_lines_mixed_in_reads_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm-json.log");
+    let stats = |second: u32, running: u32| {
+        format!("INFO 11-22 13:25:{second:02} [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%")
+    };
+    let mut text = String::new();
+    for second in 0..15 {
+        let line = stats(second, 1);
+        text.push_str(&format!(
+            "{{\"log\":\"{line}\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:{second:02}Z\"}}\n"
+        ));
+    }
+    text.push_str(&format!("{}\n", stats(20, 7)));
+    std::fs::write(&log, text).unwrap();
+    let argv = ["llmtail", "--log", log.to_str().unwrap(), "--one-shot"];
+    let metrics = crate::replay::one_shot(&argv.map(String::from));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(
+        value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
+        16.0
+    );
+    assert_eq!(value("vllm:num_requests_running", &[("engine", "0")]), 7.0);
+    assert_eq!(
+        value(
+            "llmtail_lines_skipped_total",
+            &[("reason", "invalid_envelope")]
+        ),
+        1.0
+    );
+}

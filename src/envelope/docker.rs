@@ -61,8 +61,8 @@ mod tests {
         let first = "{\"log\":\"INFO 11-22 13:25:01 [loggers.py:257] Engine 000: \",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01Z\"}";
         let last = "{\"log\":\"Avg prompt throughput: 1.0 tokens/s\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-22T13:25:01Z\"}";
         assert_eq!(
-            decode_all(EnvelopeKind::Auto, &[&whole, first, last, "garbage"]),
-            [STATS, "<partial>", STATS, "<invalid>"]
+            decode_all(EnvelopeKind::Docker, &[&whole, first, last, "garbage"]),
+            [STATS, "<partial>", STATS, "<outside> garbage"]
         );
     }
 

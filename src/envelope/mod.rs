@@ -5,6 +5,9 @@
 //! logging record, or behind journald/syslog prefixes. A [`Decoder`] per followed file
 //! detects which from the first lines (or is told with `--envelope`), joins partials, strips
 //! ANSI colour codes and a trailing `\r`, and keeps the envelope's timestamp when it has one.
+//! A line that is not in the detected envelope is read as plain text, never dropped: platform
+//! loggers (KServe, uvicorn, LMCache) write their own lines into the engine's stream, and some
+//! of them look like an envelope.
 
 pub mod ansi;
 mod cri;
@@ -61,19 +64,36 @@ pub enum Decoded<'a> {
     /// The first part of a line the envelope split (CRI `P`, Docker's 16 KiB chunks): held
     /// until its last part arrives.
     Partial,
-    /// The line is not what this log's envelope looks like; it is counted and skipped.
-    Invalid,
+    /// The line is not in this log's envelope: it is read as the plain text it is (and
+    /// counted), so an engine line among a platform's own lines is still parsed.
+    Outside { text: Cow<'a, str> },
 }
 
-/// How many lines auto-detection looks at before settling on plain text.
+/// How many non-empty lines auto-detection samples.
 const DETECTION_LINES: u32 = 20;
+
+/// How many of the sampled lines must agree on one envelope (two thirds): a log whose first
+/// lines are a platform's own (KServe's `2025-05-14 17:45:10.901 ...` looks like journald) is
+/// not taken for that envelope when the engine's plain lines follow.
+const MAJORITY: u32 = (DETECTION_LINES * 2).div_ceil(3);
+
+/// The envelopes a sampled line can vote for, in the order of the decoder's `votes`.
+const CANDIDATES: [EnvelopeKind; 5] = [
+    EnvelopeKind::Plain,
+    EnvelopeKind::Docker,
+    EnvelopeKind::Cri,
+    EnvelopeKind::Json,
+    EnvelopeKind::Journald,
+];
 
 /// Decodes the lines of one file.
 #[derive(Debug)]
 pub struct Decoder {
     configured: EnvelopeKind,
     detected: Option<EnvelopeKind>,
+    /// Non-empty lines sampled so far, and how many of them were in each of [`CANDIDATES`].
     lines_seen: u32,
+    votes: [u32; CANDIDATES.len()],
     /// Parts of a split line, joined until the final part.
     partial: String,
     /// Cap on `partial`, so a runaway sequence of partials cannot grow memory without bound.
@@ -87,6 +107,7 @@ impl Decoder {
             configured: kind,
             detected,
             lines_seen: 0,
+            votes: [0; CANDIDATES.len()],
             partial: String::new(),
             max_line_bytes,
         }
@@ -120,14 +141,10 @@ impl Decoder {
                 }
             }
         }
-        if self.detected.is_none() && self.lines_seen < DETECTION_LINES && !text.trim().is_empty() {
-            self.lines_seen += 1;
-            self.detected = detect::detect(&text);
-            if self.detected.is_none() && self.lines_seen == DETECTION_LINES {
-                self.detected = Some(EnvelopeKind::Plain);
-            }
-        }
-        let kind = self.detected.unwrap_or(EnvelopeKind::Plain);
+        let kind = match self.detected {
+            Some(kind) => kind,
+            None => self.sample(&text),
+        };
         let decoded = match text {
             Cow::Borrowed(s) => detect::decode(kind, s, &mut self.partial, self.max_line_bytes),
             Cow::Owned(s) => into_owned(detect::decode(
@@ -142,8 +159,32 @@ impl Decoder {
                 text: strip_ansi(text),
                 time,
             },
-            other => other,
+            Decoded::Outside { text } => Decoded::Outside {
+                text: strip_ansi(text),
+            },
+            Decoded::Partial => Decoded::Partial,
         }
+    }
+
+    /// While undecided: counts the envelope `line` is in and returns it, so the line is
+    /// decoded as what it is. Settles once one envelope has a majority of the sample, or on
+    /// plain text once none can reach it.
+    fn sample(&mut self, line: &str) -> EnvelopeKind {
+        if line.trim().is_empty() {
+            return EnvelopeKind::Plain;
+        }
+        // A line in no envelope (a traceback, a TRT-LLM JSON record) is plain text.
+        let kind = detect::detect(line).unwrap_or(EnvelopeKind::Plain);
+        let slot = CANDIDATES.iter().position(|&c| c == kind).unwrap_or(0);
+        self.votes[slot] += 1;
+        self.lines_seen += 1;
+        let best = self.votes.iter().copied().max().unwrap_or(0);
+        if self.votes[slot] >= MAJORITY {
+            self.detected = Some(kind);
+        } else if best + (DETECTION_LINES - self.lines_seen) < MAJORITY {
+            self.detected = Some(EnvelopeKind::Plain);
+        }
+        kind
     }
 }
 
@@ -154,7 +195,9 @@ fn into_owned(decoded: Decoded<'_>) -> Decoded<'static> {
             time,
         },
         Decoded::Partial => Decoded::Partial,
-        Decoded::Invalid => Decoded::Invalid,
+        Decoded::Outside { text } => Decoded::Outside {
+            text: Cow::Owned(text.into_owned()),
+        },
     }
 }
 
@@ -183,7 +226,7 @@ pub(crate) mod tests_support {
             match decoder.decode(line.as_bytes()) {
                 Decoded::Message { text, .. } => out.push(text.into_owned()),
                 Decoded::Partial => out.push("<partial>".into()),
-                Decoded::Invalid => out.push("<invalid>".into()),
+                Decoded::Outside { text } => out.push(format!("<outside> {text}")),
             }
         }
         out
