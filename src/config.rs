@@ -69,6 +69,8 @@ pub struct Settings {
     pub labels: Vec<(String, String)>,
     pub vllm_stats_interval: StatsInterval,
     pub max_line_bytes: usize,
+    /// `--max-series`.
+    pub max_series: usize,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
 }
@@ -86,6 +88,7 @@ struct ConfigFile {
     envelope: Option<EnvelopeKind>,
     log_timezone: Option<String>,
     max_line_bytes: Option<usize>,
+    max_series: Option<usize>,
     state_file: Option<PathBuf>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
@@ -355,6 +358,15 @@ impl Settings {
                 "--web.max-connections: 0 would serve nobody\n  fix: leave it at 64, or give a positive number".into(),
             ));
         }
+        let max_series = cli
+            .max_series
+            .or(config.max_series)
+            .unwrap_or(crate::state::caps::DEFAULT_MAX_SERIES);
+        if max_series == 0 {
+            return Err(ConfigError(
+                "--max-series: 0 would refuse every engine\n  fix: leave it at 100000, or give a positive number".into(),
+            ));
+        }
         Ok(Settings {
             logs,
             listen_address,
@@ -365,6 +377,7 @@ impl Settings {
             labels,
             vllm_stats_interval,
             max_line_bytes,
+            max_series,
             state_file: cli.state_file.or(config.state_file),
             one_shot: cli.one_shot,
         })
