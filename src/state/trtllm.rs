@@ -350,10 +350,16 @@ pub struct TrtllmLog {
     pub phase: Phase,
 }
 
-/// An index derived from `pid_slots` (rebuilt after a restore): two logs with the same slots
-/// are equal whatever their index holds.
+/// An index derived from `pid_slots` and the ranks (rebuilt after a restore): two logs with
+/// the same slots are equal whatever their index holds.
 #[derive(Debug, Clone, Default)]
-struct SlotIndex(HashMap<u32, usize>);
+struct SlotIndex {
+    /// pid -> its index in `pid_slots`.
+    of: HashMap<u32, usize>,
+    /// Per slot, its rank's last line time: a new pid looks for a silent slot among them
+    /// without a map lookup per slot (that search made 30k pids three times slower).
+    seen: Vec<Option<f64>>,
+}
 
 impl PartialEq for SlotIndex {
     fn eq(&self, _: &SlotIndex) -> bool {
@@ -384,7 +390,16 @@ impl TrtllmLog {
                 outcome = self
                     .rank_label(it, at)
                     .and_then(|rank| self.rank(rank, may_grow))
-                    .map(|rank| rank.apply_iteration(it, at));
+                    .map(|rank| {
+                        rank.apply_iteration(it, at);
+                        rank.last_seen
+                    })
+                    .map(|seen| {
+                        let slot = it.rank.is_none().then_some(it.pid).flatten();
+                        if let Some(&i) = slot.and_then(|pid| self.slot_of.of.get(&pid)) {
+                            self.slot_of.seen[i] = seen;
+                        }
+                    });
             }
             TrtllmRecord::KvCapacity(capacity) => {
                 let rank = capacity.rank.unwrap_or(0).to_string();
@@ -470,34 +485,38 @@ impl TrtllmLog {
         let Some(pid) = it.pid else {
             return Ok("0".to_string());
         };
-        if self.slot_of.0.len() != self.pid_slots.len() {
+        if self.slot_of.of.len() != self.pid_slots.len() {
             // Restored from the state file: the index is not saved.
-            self.slot_of.0 = (self.pid_slots.iter().enumerate())
-                .map(|(i, (p, _))| (*p, i))
-                .collect();
+            self.slot_of = SlotIndex {
+                of: (self.pid_slots.iter().enumerate())
+                    .map(|(i, (p, _))| (*p, i))
+                    .collect(),
+                seen: (self.pid_slots.iter())
+                    .map(|(_, slot)| self.ranks.get(slot.as_str()).and_then(|r| r.last_seen))
+                    .collect(),
+            };
         }
-        if let Some(&i) = self.slot_of.0.get(&pid) {
+        if let Some(&i) = self.slot_of.of.get(&pid) {
             return Ok(self.pid_slots[i].1.clone());
         }
         // A new process: the restart of a silent one keeps its slot, a concurrent one gets a
         // new slot. The search is over at most the cap of slots, and only for a new pid.
         let silent = at.and_then(|now| {
-            self.pid_slots.iter().position(|(_, slot)| {
-                let last_seen = self.ranks.get(slot.as_str()).and_then(|r| r.last_seen);
-                last_seen.is_some_and(|seen| now - seen > RESTART_SILENCE_SECONDS)
-            })
+            (self.slot_of.seen.iter())
+                .position(|seen| seen.is_some_and(|seen| now - seen > RESTART_SILENCE_SECONDS))
         });
         if let Some(i) = silent {
             let old = std::mem::replace(&mut self.pid_slots[i].0, pid);
-            self.slot_of.0.remove(&old);
-            self.slot_of.0.insert(pid, i);
+            self.slot_of.of.remove(&old);
+            self.slot_of.of.insert(pid, i);
             return Ok(self.pid_slots[i].1.clone());
         }
         if self.pid_slots.len() >= caps::TRITON_SLOTS_PER_LOG {
             return Err(Refused::TritonSlot);
         }
         let slot = self.pid_slots.len().to_string();
-        self.slot_of.0.insert(pid, self.pid_slots.len());
+        self.slot_of.of.insert(pid, self.pid_slots.len());
+        self.slot_of.seen.push(None);
         self.pid_slots.push((pid, slot.clone()));
         Ok(slot)
     }
