@@ -402,6 +402,7 @@ mod tests {
         assert_eq!(s.telemetry_path, "/metrics");
         assert_eq!(s.from, From::Start);
         assert_eq!(s.vllm_stats_interval, StatsInterval::Auto);
+        assert_eq!(s.max_series, 100_000);
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
@@ -458,6 +459,10 @@ mod tests {
                 &["--log", "x", "--log-timezone", "Asia/Tokio"],
                 "--log-timezone: \"Asia/Tokio\" is not a time zone",
             ),
+            (
+                &["--log", "x", "--max-series", "0"],
+                "--max-series: 0 would refuse every engine",
+            ),
         ];
         for (args, expected) in cases {
             let err = settings(args).unwrap_err().to_string();
@@ -484,7 +489,7 @@ mod tests {
         let path = dir.path().join("llmtail.toml");
         std::fs::write(
             &path,
-            "from = \"end\"\nmodel_name = \"cfg\"\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
+            "from = \"end\"\nmodel_name = \"cfg\"\nmax_series = 5000\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
         )
         .unwrap();
         let s = settings(&[
@@ -500,6 +505,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.from, From::Start);
         assert_eq!(s.model_name.as_deref(), Some("cfg"));
+        assert_eq!(s.max_series, 5000);
         assert_eq!(s.labels, [("team".to_string(), "y".to_string())]);
         assert_eq!(s.logs.len(), 2);
         assert_eq!(s.logs[0].labels, [("gpu".to_string(), "0".to_string())]);

@@ -111,6 +111,25 @@ fn thirty_thousand_triton_pids_take_at_most_the_cap_of_slots() {
 }
 
 #[test]
+fn per_position_rates_past_the_cap_are_dropped_and_the_rest_of_the_line_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let rates = vec!["0.500"; 1000].join(", ");
+    let spec = format!("(APIServer pid=812) INFO 11-22 13:25:01 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.50, Accepted throughput: 10.00 tokens/s, Drafted throughput: 20.00 tokens/s, Accepted: 100 tokens, Drafted: 200 tokens, Per-position acceptance rate: {rates}, Avg Draft acceptance rate: 50.0%");
+    let metrics = one_shot(
+        &dir.path().join("vllm.log"),
+        [vllm_line(0), spec].into_iter(),
+        &[],
+    );
+    let name = "llmtail_vllm_spec_decode_acceptance_rate_per_position";
+    assert_eq!(label_values(&metrics, name, "position"), 64);
+    assert_eq!(
+        sample(&metrics, "vllm:spec_decode_num_accepted_tokens_total", &[]),
+        Some(100.0)
+    );
+    assert_eq!(refused(&metrics), 1.0);
+}
+
+#[test]
 fn max_series_refuses_engines_past_its_value() {
     let dir = tempfile::tempdir().unwrap();
     let three_engines = (3 * llmtail::catalog::series_per_vllm_engine()).to_string();

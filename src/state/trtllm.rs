@@ -621,4 +621,37 @@ mod tests {
         log.apply(&record(300), Some(100.0), true).unwrap();
         assert_eq!(log.ranks.len(), 2, "pid 300 restarts a silent slot");
     }
+
+    #[test]
+    fn pid_slots_restored_from_the_state_file_keep_their_pids_and_silence() {
+        let mut log = TrtllmLog::default();
+        let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
+        log.apply(&record(100), Some(0.0), true).unwrap();
+        log.apply(&record(200), Some(10.0), true).unwrap();
+        let mut restored: TrtllmLog =
+            serde_json::from_str(&serde_json::to_string(&log).unwrap()).unwrap();
+        restored.apply(&record(200), Some(60.0), true).unwrap();
+        assert_eq!(restored.ranks["1"].iterations, 2.0, "pid 200 keeps slot 1");
+        restored.apply(&record(300), Some(61.0), true).unwrap();
+        assert_eq!(
+            restored.ranks["0"].iterations, 2.0,
+            "pid 300 restarts silent slot 0"
+        );
+        assert_eq!(restored.ranks.len(), 2);
+    }
+
+    #[test]
+    fn past_the_cap_a_new_pid_is_refused_and_a_known_one_still_counted() {
+        let mut log = TrtllmLog::default();
+        let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
+        for pid in 0..caps::TRITON_SLOTS_PER_LOG as u32 {
+            log.apply(&record(pid), Some(0.0), true).unwrap();
+        }
+        assert_eq!(
+            log.apply(&record(9999), Some(1.0), true),
+            Err(Refused::TritonSlot)
+        );
+        assert_eq!(log.apply(&record(7), Some(1.0), false), Ok(()));
+        assert_eq!(log.ranks["7"].iterations, 2.0);
+    }
 }
