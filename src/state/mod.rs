@@ -57,6 +57,8 @@ pub mod caps {
 
 /// `--max-series`: a global guard on the series engines and ranks of all logs can make,
 /// counted as entries times what each costs (its rows in the catalog, which knows them).
+/// The one place where logs affect each other: engines already made keep their series, and
+/// the log that asks for a new one past the guard is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeriesGuard {
     pub max_series: usize,

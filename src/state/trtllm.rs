@@ -387,19 +387,7 @@ impl TrtllmLog {
         let mut outcome = Ok(());
         match record {
             TrtllmRecord::Iteration(it) => {
-                outcome = self
-                    .rank_label(it, at)
-                    .and_then(|rank| self.rank(rank, may_grow))
-                    .map(|rank| {
-                        rank.apply_iteration(it, at);
-                        rank.last_seen
-                    })
-                    .map(|seen| {
-                        let slot = it.rank.is_none().then_some(it.pid).flatten();
-                        if let Some(&i) = slot.and_then(|pid| self.slot_of.of.get(&pid)) {
-                            self.slot_of.seen[i] = seen;
-                        }
-                    });
+                outcome = self.apply_iteration(it, at, may_grow);
             }
             TrtllmRecord::KvCapacity(capacity) => {
                 let rank = capacity.rank.unwrap_or(0).to_string();
@@ -435,6 +423,25 @@ impl TrtllmLog {
             self.phase = Phase::Running;
         }
         outcome
+    }
+
+    fn apply_iteration(
+        &mut self,
+        it: &Iteration,
+        at: Option<f64>,
+        may_grow: bool,
+    ) -> Result<(), Refused> {
+        let label = self.rank_label(it, at)?;
+        let rank = self.rank(label, may_grow)?;
+        rank.apply_iteration(it, at);
+        let seen = rank.last_seen;
+        // A new pid reads the slots' silence from here when it looks for a restart.
+        if let (None, Some(pid)) = (it.rank, it.pid) {
+            if let Some(&i) = self.slot_of.of.get(&pid) {
+                self.slot_of.seen[i] = seen;
+            }
+        }
+        Ok(())
     }
 
     /// The rank `label`, created on first sight unless past the cap or `--max-series`.
