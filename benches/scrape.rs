@@ -21,6 +21,7 @@ fn state() -> Arc<Mutex<State>> {
         stats_interval: StatsInterval::Auto,
         model_name: None,
         constant_labels: vec![("instance_group".into(), "a".into())],
+        series: llmtail::catalog::series_guard(llmtail::state::caps::DEFAULT_MAX_SERIES),
     });
     for log in 0..LOGS {
         let mut log_state = LogState::new(
@@ -37,7 +38,7 @@ fn state() -> Arc<Mutex<State>> {
             let spec = "(APIServer pid=1) INFO 11-22 13:25:01 [metrics.py:120] SpecDecoding metrics: Mean acceptance length: 2.50, Accepted throughput: 10.00 tokens/s, Drafted throughput: 20.00 tokens/s, Accepted: 100 tokens, Drafted: 200 tokens, Per-position acceptance rate: 0.600, 0.400, 0.300, Avg Draft acceptance rate: 50.0%";
             for line in [stats.as_str(), spec] {
                 let parsed = llmtail_grammars::parse(line).expect("a stats line");
-                log_state.apply(&parsed, Some(1.0), 1.0, &state.settings);
+                log_state.apply(&parsed, Some(1.0), 1.0, &state.settings, &mut state.series);
             }
         }
         state.insert_log(log, log_state);

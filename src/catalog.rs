@@ -407,6 +407,13 @@ pub mod agent {
         labels: "`log`, `grammar` (the record the line started as)",
         source: "a line whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
     };
+    pub const SERIES_REFUSED: Metric = Metric {
+        name: "llmtail_series_refused",
+        kind: Kind::Counter,
+        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks or 256 Triton process slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
+        labels: "`log`",
+        source: "a record naming an engine, rank or process the caps leave no room for",
+    };
     pub const LINES_SKIPPED: Metric = Metric {
         name: "llmtail_lines_skipped",
         kind: Kind::Counter,
@@ -472,6 +479,7 @@ pub mod agent {
         LINES_PARSED,
         LINES_UNMATCHED,
         LINES_REJECTED,
+        SERIES_REFUSED,
         LINES_SKIPPED,
         LAST_PARSED_TIMESTAMP,
         ROTATIONS,
@@ -482,6 +490,33 @@ pub mod agent {
         VLLM_STATS_LOGGING_DISABLED,
         BUILD_INFO,
     ];
+}
+
+/// What one vLLM engine costs against `--max-series`: a series per catalog row (a labelled row
+/// counted once: its samples are few, or capped as the draft positions are).
+pub fn series_per_vllm_engine() -> usize {
+    VLLM_ENGINE.len()
+}
+
+/// What one TensorRT-LLM rank costs against `--max-series`: a series per row, a histogram's
+/// buckets, `+Inf`, sum and count.
+pub fn series_per_trtllm_rank() -> usize {
+    TRTLLM
+        .iter()
+        .map(|row| match row.read {
+            TrtllmReading::Histogram(_) => crate::state::trtllm::LATENCY_BUCKETS.len() + 3,
+            TrtllmReading::One(_) | TrtllmReading::Labelled(..) => 1,
+        })
+        .sum()
+}
+
+/// `--max-series` with what each engine and rank costs against it.
+pub fn series_guard(max_series: usize) -> crate::state::SeriesGuard {
+    crate::state::SeriesGuard {
+        max_series,
+        per_vllm_engine: series_per_vllm_engine(),
+        per_trtllm_rank: series_per_trtllm_rank(),
+    }
 }
 
 /// Every metric family, for validation and the README.

@@ -274,7 +274,7 @@ mod tests {
     use crate::state::liveness::{DownReason, Phase};
     use crate::state::pacing::StatsInterval;
     use crate::state::vllm::EngineKey;
-    use crate::state::StateSettings;
+    use crate::state::{SeriesGuard, StateSettings};
     use std::sync::Arc;
 
     #[test]
@@ -342,6 +342,11 @@ mod tests {
             stats_interval: StatsInterval::Auto,
             model_name: None,
             constant_labels: Vec::new(),
+            series: SeriesGuard {
+                max_series: 100,
+                per_vllm_engine: 1,
+                per_trtllm_rank: 1,
+            },
         };
         let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
         for line in [
@@ -349,7 +354,7 @@ mod tests {
             "INFO 08-20 10:00:00 [metrics.py:96] SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan",
         ] {
             let parsed = llmtail_grammars::parse(line).expect(line);
-            log.apply(&parsed, Some(1000.0), 1000.0, &settings);
+            log.apply(&parsed, Some(1000.0), 1000.0, &settings, &mut 0);
         }
         let checkpoint = Checkpoint {
             version: VERSION,

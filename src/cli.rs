@@ -97,6 +97,13 @@ pub struct Cli {
     #[arg(long = "max-line-bytes", value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
 
+    /// The most series the engines and ranks of all logs may make (each costs its rows in the
+    /// metric table); a new engine or rank past it is refused and counted in
+    /// llmtail_series_refused_total. Each log also has fixed caps: 1024 vLLM engines, 4096
+    /// TensorRT-LLM ranks, 256 Triton processes, 64 draft positions. [default: 100000]
+    #[arg(long = "max-series", value_name = "N")]
+    pub max_series: Option<usize>,
+
     /// Keep read positions and counters in this file (written atomically), so that a restart
     /// neither re-counts nor resets counters even after the log was rotated. Optional.
     #[arg(long = "state-file", value_name = "PATH")]

@@ -69,6 +69,8 @@ pub struct Settings {
     pub labels: Vec<(String, String)>,
     pub vllm_stats_interval: StatsInterval,
     pub max_line_bytes: usize,
+    /// `--max-series`.
+    pub max_series: usize,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
 }
@@ -86,6 +88,7 @@ struct ConfigFile {
     envelope: Option<EnvelopeKind>,
     log_timezone: Option<String>,
     max_line_bytes: Option<usize>,
+    max_series: Option<usize>,
     state_file: Option<PathBuf>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
@@ -355,6 +358,15 @@ impl Settings {
                 "--web.max-connections: 0 would serve nobody\n  fix: leave it at 64, or give a positive number".into(),
             ));
         }
+        let max_series = cli
+            .max_series
+            .or(config.max_series)
+            .unwrap_or(crate::state::caps::DEFAULT_MAX_SERIES);
+        if max_series == 0 {
+            return Err(ConfigError(
+                "--max-series: 0 would refuse every engine\n  fix: leave it at 100000, or give a positive number".into(),
+            ));
+        }
         Ok(Settings {
             logs,
             listen_address,
@@ -365,6 +377,7 @@ impl Settings {
             labels,
             vllm_stats_interval,
             max_line_bytes,
+            max_series,
             state_file: cli.state_file.or(config.state_file),
             one_shot: cli.one_shot,
         })
@@ -389,6 +402,7 @@ mod tests {
         assert_eq!(s.telemetry_path, "/metrics");
         assert_eq!(s.from, From::Start);
         assert_eq!(s.vllm_stats_interval, StatsInterval::Auto);
+        assert_eq!(s.max_series, 100_000);
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
@@ -445,6 +459,10 @@ mod tests {
                 &["--log", "x", "--log-timezone", "Asia/Tokio"],
                 "--log-timezone: \"Asia/Tokio\" is not a time zone",
             ),
+            (
+                &["--log", "x", "--max-series", "0"],
+                "--max-series: 0 would refuse every engine",
+            ),
         ];
         for (args, expected) in cases {
             let err = settings(args).unwrap_err().to_string();
@@ -471,7 +489,7 @@ mod tests {
         let path = dir.path().join("llmtail.toml");
         std::fs::write(
             &path,
-            "from = \"end\"\nmodel_name = \"cfg\"\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
+            "from = \"end\"\nmodel_name = \"cfg\"\nmax_series = 5000\n[labels]\nteam = \"x\"\n[[log]]\npath = \"/a.log\"\nlabels = { gpu = \"0\" }\n",
         )
         .unwrap();
         let s = settings(&[
@@ -487,6 +505,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.from, From::Start);
         assert_eq!(s.model_name.as_deref(), Some("cfg"));
+        assert_eq!(s.max_series, 5000);
         assert_eq!(s.labels, [("team".to_string(), "y".to_string())]);
         assert_eq!(s.logs.len(), 2);
         assert_eq!(s.logs[0].labels, [("gpu".to_string(), "0".to_string())]);

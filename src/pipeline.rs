@@ -107,6 +107,7 @@ pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
         stats_interval: settings.vllm_stats_interval,
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
+        series: crate::catalog::series_guard(settings.max_series),
     })))
 }
 
@@ -252,7 +253,7 @@ impl Sink for Pipeline {
                     let line_time = envelope_time
                         .and_then(resolve)
                         .or_else(|| parsed.time.and_then(resolve));
-                    log_state.apply(&parsed, line_time, now, &state.settings);
+                    log_state.apply(&parsed, line_time, now, &state.settings, &mut state.series);
                 }
                 Outcome::Rejected { grammar } => {
                     let rejected = log_state.reject(grammar);

@@ -346,6 +346,7 @@ impl Exposition {
                 .map(|(grammar, lines)| (*grammar, *lines as f64))
                 .collect()
         });
+        self.per_log(&agent::SERIES_REFUSED, &logs, |l| l.series_refused as f64);
         self.per_log_labelled(&agent::LINES_SKIPPED, &logs, "reason", |l| {
             l.io.skipped()
                 .iter()

@@ -30,6 +30,74 @@ pub struct StateSettings {
     pub model_name: Option<String>,
     /// `--label`s: constant labels on every engine series.
     pub constant_labels: Vec<(String, String)>,
+    /// `--max-series` and what one engine or rank costs against it.
+    pub series: SeriesGuard,
+}
+
+/// Caps on what one log's lines can create. A log is one server: each cap is the most its
+/// engine can print, with room to spare. Past them a log is garbled or hostile, and every new
+/// label value would be series kept for ever (100k `Engine NNN:` values made 900k series).
+pub mod caps {
+    /// `Engine NNN:` is vLLM's data-parallel rank (`--data-parallel-size`). The largest
+    /// deployments run DP 64 to 256 (wide expert parallelism over 32 nodes of 8 GPUs);
+    /// 1,024 leaves four times that, and vLLM pads the index to only 3 digits.
+    pub const VLLM_ENGINES_PER_LOG: usize = 1024;
+    /// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond
+    /// any job that writes one log.
+    pub const TRTLLM_RANKS_PER_LOG: usize = 4096;
+    /// Triton lines carry a process id: a slot per Triton instance writing the log at once
+    /// (a restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
+    pub const TRITON_SLOTS_PER_LOG: usize = 256;
+    /// vLLM's per-position acceptance rates: one per draft position (`num_speculative_tokens`,
+    /// 1 to 10 in practice; EAGLE trees and n-gram drafts stay under 64).
+    pub const SPEC_POSITIONS: usize = 64;
+    /// `--max-series`: a 64 MiB agent keeps about this many series comfortably.
+    pub const DEFAULT_MAX_SERIES: usize = 100_000;
+}
+
+/// `--max-series`: a global guard on the series engines and ranks of all logs can make,
+/// counted as entries times what each costs (its rows in the catalog, which knows them).
+/// The one place where logs affect each other: engines already made keep their series, and
+/// the log that asks for a new one past the guard is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesGuard {
+    pub max_series: usize,
+    pub per_vllm_engine: usize,
+    pub per_trtllm_rank: usize,
+}
+
+/// What a record would have created past a cap; it is not created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    VllmEngine,
+    TrtllmRank,
+    TritonSlot,
+    /// Positions past the cap are dropped; the rest of the line is kept.
+    SpecPosition,
+    /// A new engine or rank past `--max-series`.
+    MaxSeries,
+}
+
+impl Refused {
+    pub fn what(self) -> &'static str {
+        match self {
+            Refused::VllmEngine => "a vLLM engine index (Engine NNN:)",
+            Refused::TrtllmRank => "a TensorRT-LLM rank",
+            Refused::TritonSlot => "a Triton process id (pid slot)",
+            Refused::SpecPosition => "per-position acceptance rates past the cap",
+            Refused::MaxSeries => "a new engine or rank (--max-series)",
+        }
+    }
+
+    pub fn cap(self, guard: &SeriesGuard) -> usize {
+        match self {
+            Refused::VllmEngine => caps::VLLM_ENGINES_PER_LOG,
+            Refused::TrtllmRank => caps::TRTLLM_RANKS_PER_LOG,
+            Refused::TritonSlot => caps::TRITON_SLOTS_PER_LOG,
+            Refused::SpecPosition => caps::SPEC_POSITIONS,
+            Refused::MaxSeries => guard.max_series,
+        }
+    }
 }
 
 /// Everything a scrape shows.
@@ -40,6 +108,8 @@ pub struct State {
     pub logs: Vec<Option<LogState>>,
     /// Every file that existed at start-up has been read to its end once.
     pub caught_up: bool,
+    /// The series every log's engines and ranks cost, against `--max-series`.
+    pub series: usize,
 }
 
 /// How often each grammar matched in one log, and when it last did.
@@ -106,6 +176,8 @@ pub struct LogState {
     /// or carrying a value the engine cannot print). Not in the state file yet: a restart
     /// starts them at 0, as a counter of a restarted process does.
     pub rejected: Vec<(&'static str, u64)>,
+    /// Records refused by a cap ([`caps`], `--max-series`). Not in the state file either.
+    pub series_refused: u64,
     /// The latest time a parsed line of this log carried: the log's own present.
     pub latest_line_at: Option<f64>,
     pub vllm: VllmLog,
@@ -130,6 +202,7 @@ impl LogState {
             io: LogIo::default(),
             parsed: Vec::new(),
             rejected: Vec::new(),
+            series_refused: 0,
             latest_line_at: None,
             vllm: VllmLog::with_version(vllm_version),
             trtllm: TrtllmLog::default(),
@@ -145,15 +218,23 @@ impl LogState {
         self.rejected.iter().map(|(_, lines)| lines).sum()
     }
 
+    /// What this log's engines and ranks cost against `--max-series`.
+    pub fn series(&self, guard: &SeriesGuard) -> usize {
+        self.vllm.engines.len() * guard.per_vllm_engine
+            + self.trtllm.ranks.len() * guard.per_trtllm_rank
+    }
+
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
     /// or envelope, seconds since the epoch); `read_time` is the clock when it was read, used
-    /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time.
+    /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time. `series` is
+    /// what all logs' engines and ranks cost ([`State::series`]), kept up to date here.
     pub fn apply(
         &mut self,
         parsed: &Parsed<'_>,
         line_time: Option<f64>,
         read_time: f64,
         settings: &StateSettings,
+        series: &mut usize,
     ) {
         let at = line_time.unwrap_or(read_time);
         let grammar = parsed.record.grammar();
@@ -171,11 +252,19 @@ impl LogState {
         if let Some(t) = line_time {
             self.latest_line_at = Some(self.latest_line_at.map_or(t, |l| l.max(t)));
         }
-        match &parsed.record {
+        let guard = settings.series;
+        let before = self.series(&guard);
+        let outcome = match &parsed.record {
             Record::Vllm(record) => {
                 let was_disabled = self.vllm.stats_logging_disabled;
-                self.vllm
-                    .apply(record, parsed.process, line_time, settings.stats_interval);
+                let may_grow = *series + guard.per_vllm_engine <= guard.max_series;
+                let outcome = self.vllm.apply(
+                    record,
+                    parsed.process,
+                    line_time,
+                    settings.stats_interval,
+                    may_grow,
+                );
                 if self.vllm.stats_logging_disabled && !was_disabled {
                     tracing::warn!(
                         log = %self.label,
@@ -183,8 +272,30 @@ impl LogState {
                          default with --data-parallel-size); fix: vllm serve --api-server-count 1"
                     );
                 }
+                outcome
             }
-            Record::Trtllm(record) => self.trtllm.apply(record, line_time),
+            Record::Trtllm(record) => {
+                let may_grow = *series + guard.per_trtllm_rank <= guard.max_series;
+                self.trtllm.apply(record, line_time, may_grow)
+            }
+        };
+        // A model change clears engines: the count goes down as well as up.
+        *series = (*series + self.series(&guard)).saturating_sub(before);
+        if let Err(refused) = outcome {
+            self.refuse(refused, &guard);
+        }
+    }
+
+    /// Counts a refused record; the first of a log is logged (later ones are the same story).
+    fn refuse(&mut self, refused: Refused, guard: &SeriesGuard) {
+        self.series_refused += 1;
+        if self.series_refused == 1 {
+            tracing::warn!(
+                log = %self.label,
+                refused = refused.what(),
+                cap = refused.cap(guard),
+                "a record would create series past a cap; not created (counted in llmtail_series_refused_total, logged once per log)"
+            );
         }
     }
 
@@ -219,6 +330,7 @@ impl State {
             settings,
             logs: Vec::new(),
             caught_up: false,
+            series: 0,
         }
     }
 
@@ -232,6 +344,9 @@ impl State {
             self.logs.resize_with(index + 1, || None);
         }
         self.logs[index] = Some(log);
+        // A restored log brings its engines; a replaced one takes its own away.
+        let guard = self.settings.series;
+        self.series = self.iter_logs().map(|l| l.series(&guard)).sum();
     }
 
     pub fn iter_logs(&self) -> impl Iterator<Item = &LogState> {

@@ -5,7 +5,7 @@
 //! besides the last values (Triton's `nv_trt_llm_*` families) we keep what a scrape would
 //! otherwise lose: iteration counts, latency histograms, token and request totals.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use jiff::tz::TimeZone;
 use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
+use super::{caps, Refused};
 use crate::timezone::resolve_time;
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
@@ -341,8 +342,29 @@ pub struct TrtllmLog {
     pub ranks: BTreeMap<String, TrtllmRank>,
     /// Triton lines carry a process id, not a rank: each process gets a slot (`"0"`, `"1"`, ...).
     pid_slots: Vec<(u32, String)>,
+    /// pid -> its index in `pid_slots`, so a known pid costs one lookup, not a search under
+    /// the state lock (30k pids took 77 s to ingest).
+    #[serde(skip)]
+    slot_of: SlotIndex,
     /// Where the server's run stands: identity lines start one, Triton's signal lines end it.
     pub phase: Phase,
+}
+
+/// An index derived from `pid_slots` and the ranks (rebuilt after a restore): two logs with
+/// the same slots are equal whatever their index holds.
+#[derive(Debug, Clone, Default)]
+struct SlotIndex {
+    /// pid -> its index in `pid_slots`.
+    of: HashMap<u32, usize>,
+    /// Per slot, its rank's last line time: a new pid looks for a silent slot among them
+    /// without a map lookup per slot (that search made 30k pids three times slower).
+    seen: Vec<Option<f64>>,
+}
+
+impl PartialEq for SlotIndex {
+    fn eq(&self, _: &SlotIndex) -> bool {
+        true
+    }
 }
 
 /// Triton models that are not the TRT-LLM engine, whose loading lines must not name it.
@@ -354,15 +376,24 @@ const HELPER_MODELS: &[&str] = &[
 ];
 
 impl TrtllmLog {
-    pub fn apply(&mut self, record: &TrtllmRecord<'_>, at: Option<f64>) {
+    /// `may_grow`: whether `--max-series` has room for another rank. A record whose rank
+    /// cannot be created is refused whole.
+    pub fn apply(
+        &mut self,
+        record: &TrtllmRecord<'_>,
+        at: Option<f64>,
+        may_grow: bool,
+    ) -> Result<(), Refused> {
+        let mut outcome = Ok(());
         match record {
             TrtllmRecord::Iteration(it) => {
-                let rank = self.rank_label(it, at);
-                self.ranks.entry(rank).or_default().apply_iteration(it, at);
+                outcome = self.apply_iteration(it, at, may_grow);
             }
             TrtllmRecord::KvCapacity(capacity) => {
                 let rank = capacity.rank.unwrap_or(0).to_string();
-                merge_capacity(&mut self.ranks.entry(rank).or_default().capacity, capacity);
+                outcome = self
+                    .rank(rank, may_grow)
+                    .map(|rank| merge_capacity(&mut rank.capacity, capacity));
             }
             TrtllmRecord::TritonModel {
                 model,
@@ -391,6 +422,39 @@ impl TrtllmLog {
         {
             self.phase = Phase::Running;
         }
+        outcome
+    }
+
+    fn apply_iteration(
+        &mut self,
+        it: &Iteration,
+        at: Option<f64>,
+        may_grow: bool,
+    ) -> Result<(), Refused> {
+        let label = self.rank_label(it, at)?;
+        let rank = self.rank(label, may_grow)?;
+        rank.apply_iteration(it, at);
+        let seen = rank.last_seen;
+        // A new pid reads the slots' silence from here when it looks for a restart.
+        if let (None, Some(pid)) = (it.rank, it.pid) {
+            if let Some(&i) = self.slot_of.of.get(&pid) {
+                self.slot_of.seen[i] = seen;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rank `label`, created on first sight unless past the cap or `--max-series`.
+    fn rank(&mut self, label: String, may_grow: bool) -> Result<&mut TrtllmRank, Refused> {
+        if !self.ranks.contains_key(&label) {
+            if self.ranks.len() >= caps::TRTLLM_RANKS_PER_LOG {
+                return Err(Refused::TrtllmRank);
+            }
+            if !may_grow {
+                return Err(Refused::MaxSeries);
+            }
+        }
+        Ok(self.ranks.entry(label).or_default())
     }
 
     /// An identity line: the first of a run begins it (a server killed without a signal line
@@ -421,28 +485,47 @@ impl TrtllmLog {
         }
     }
 
-    fn rank_label(&mut self, it: &Iteration, at: Option<f64>) -> String {
+    fn rank_label(&mut self, it: &Iteration, at: Option<f64>) -> Result<String, Refused> {
         if let Some(rank) = it.rank {
-            return rank.to_string();
+            return Ok(rank.to_string());
         }
         let Some(pid) = it.pid else {
-            return "0".to_string();
+            return Ok("0".to_string());
         };
-        if let Some((_, slot)) = self.pid_slots.iter().find(|(p, _)| *p == pid) {
-            return slot.clone();
+        if self.slot_of.of.len() != self.pid_slots.len() {
+            // Restored from the state file: the index is not saved.
+            self.slot_of = SlotIndex {
+                of: (self.pid_slots.iter().enumerate())
+                    .map(|(i, (p, _))| (*p, i))
+                    .collect(),
+                seen: (self.pid_slots.iter())
+                    .map(|(_, slot)| self.ranks.get(slot.as_str()).and_then(|r| r.last_seen))
+                    .collect(),
+            };
         }
-        // A new process: the restart of a silent one keeps its slot, a concurrent one gets a new slot.
-        let silent = self.pid_slots.iter_mut().find(|(_, slot)| {
-            let last_seen = self.ranks.get(slot.as_str()).and_then(|r| r.last_seen);
-            matches!((at, last_seen), (Some(now), Some(seen)) if now - seen > RESTART_SILENCE_SECONDS)
+        if let Some(&i) = self.slot_of.of.get(&pid) {
+            return Ok(self.pid_slots[i].1.clone());
+        }
+        // A new process: the restart of a silent one keeps its slot, a concurrent one gets a
+        // new slot. The search is over at most the cap of slots, and only for a new pid.
+        let silent = at.and_then(|now| {
+            (self.slot_of.seen.iter())
+                .position(|seen| seen.is_some_and(|seen| now - seen > RESTART_SILENCE_SECONDS))
         });
-        if let Some(entry) = silent {
-            entry.0 = pid;
-            return entry.1.clone();
+        if let Some(i) = silent {
+            let old = std::mem::replace(&mut self.pid_slots[i].0, pid);
+            self.slot_of.of.remove(&old);
+            self.slot_of.of.insert(pid, i);
+            return Ok(self.pid_slots[i].1.clone());
+        }
+        if self.pid_slots.len() >= caps::TRITON_SLOTS_PER_LOG {
+            return Err(Refused::TritonSlot);
         }
         let slot = self.pid_slots.len().to_string();
+        self.slot_of.of.insert(pid, self.pid_slots.len());
+        self.slot_of.seen.push(None);
         self.pid_slots.push((pid, slot.clone()));
-        slot
+        Ok(slot)
     }
 }
 
@@ -490,8 +573,8 @@ mod tests {
             rank: Some(1),
             ..iteration(None, 0, 0)
         }));
-        log.apply(&busy, Some(1000.0));
-        log.apply(&drained, Some(1000.0));
+        log.apply(&busy, Some(1000.0), true).unwrap();
+        log.apply(&drained, Some(1000.0), true).unwrap();
         log.judge(1059.0);
         assert_eq!(log.ranks["0"].status, Status::Up);
         log.judge(1061.0);
@@ -502,21 +585,35 @@ mod tests {
     #[test]
     fn a_signal_line_ends_the_run_and_an_identity_line_starts_the_next() {
         let mut log = TrtllmLog::default();
-        log.apply(&TrtllmRecord::Version { version: "0.18.0" }, Some(1000.0));
+        log.apply(
+            &TrtllmRecord::Version { version: "0.18.0" },
+            Some(1000.0),
+            true,
+        )
+        .unwrap();
         log.apply(
             &TrtllmRecord::Iteration(Box::new(iteration(None, 1, 1))),
             Some(1001.0),
-        );
+            true,
+        )
+        .unwrap();
         log.apply(
             &TrtllmRecord::Signal {
                 signal: 11,
                 fatal: true,
             },
             None,
-        );
+            true,
+        )
+        .unwrap();
         log.judge(1002.0);
         assert_eq!(log.ranks["0"].status, Status::Down(DownReason::Crash));
-        log.apply(&TrtllmRecord::Version { version: "0.18.0" }, Some(1100.0));
+        log.apply(
+            &TrtllmRecord::Version { version: "0.18.0" },
+            Some(1100.0),
+            true,
+        )
+        .unwrap();
         log.judge(1101.0);
         assert!(!log.ranks["0"].status.is_down());
     }
@@ -525,10 +622,43 @@ mod tests {
     fn a_restarted_triton_keeps_its_slot_and_a_second_one_gets_another() {
         let mut log = TrtllmLog::default();
         let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
-        log.apply(&record(100), Some(0.0));
-        log.apply(&record(200), Some(1.0));
+        log.apply(&record(100), Some(0.0), true).unwrap();
+        log.apply(&record(200), Some(1.0), true).unwrap();
         assert_eq!(log.ranks.keys().collect::<Vec<_>>(), ["0", "1"]);
-        log.apply(&record(300), Some(100.0));
+        log.apply(&record(300), Some(100.0), true).unwrap();
         assert_eq!(log.ranks.len(), 2, "pid 300 restarts a silent slot");
+    }
+
+    #[test]
+    fn pid_slots_restored_from_the_state_file_keep_their_pids_and_silence() {
+        let mut log = TrtllmLog::default();
+        let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
+        log.apply(&record(100), Some(0.0), true).unwrap();
+        log.apply(&record(200), Some(10.0), true).unwrap();
+        let mut restored: TrtllmLog =
+            serde_json::from_str(&serde_json::to_string(&log).unwrap()).unwrap();
+        restored.apply(&record(200), Some(60.0), true).unwrap();
+        assert_eq!(restored.ranks["1"].iterations, 2.0, "pid 200 keeps slot 1");
+        restored.apply(&record(300), Some(61.0), true).unwrap();
+        assert_eq!(
+            restored.ranks["0"].iterations, 2.0,
+            "pid 300 restarts silent slot 0"
+        );
+        assert_eq!(restored.ranks.len(), 2);
+    }
+
+    #[test]
+    fn past_the_cap_a_new_pid_is_refused_and_a_known_one_still_counted() {
+        let mut log = TrtllmLog::default();
+        let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
+        for pid in 0..caps::TRITON_SLOTS_PER_LOG as u32 {
+            log.apply(&record(pid), Some(0.0), true).unwrap();
+        }
+        assert_eq!(
+            log.apply(&record(9999), Some(1.0), true),
+            Err(Refused::TritonSlot)
+        );
+        assert_eq!(log.apply(&record(7), Some(1.0), false), Ok(()));
+        assert_eq!(log.ranks["7"].iterations, 2.0);
     }
 }

@@ -14,6 +14,7 @@ use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::pacing::{IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window};
 use super::version::{VersionSource, VllmVersion};
+use super::{caps, Refused};
 
 /// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
 /// that label, so it can key a JSON map.
@@ -404,9 +405,12 @@ impl VllmEngine {
         self.spec_mean_acceptance_length = spec
             .mean_acceptance_length
             .or(self.spec_mean_acceptance_length);
-        if !spec.per_position_acceptance_rate.is_empty() {
-            self.spec_per_position
-                .clone_from(&spec.per_position_acceptance_rate);
+        let rates = &spec.per_position_acceptance_rate;
+        if !rates.is_empty() {
+            // Past the cap, positions are not series: the caller counts them as refused.
+            let kept = &rates[..rates.len().min(caps::SPEC_POSITIONS)];
+            self.spec_per_position.clear();
+            self.spec_per_position.extend_from_slice(kept);
         }
     }
 
@@ -501,13 +505,16 @@ impl VllmLog {
         self.version.as_ref().map(|(v, _)| v)
     }
 
+    /// `may_grow`: whether `--max-series` has room for another engine. A record whose engine
+    /// cannot be created is refused whole.
     pub fn apply(
         &mut self,
         record: &VllmRecord<'_>,
         process: Option<&str>,
         at: Option<f64>,
         interval: StatsInterval,
-    ) {
+        may_grow: bool,
+    ) -> Result<(), Refused> {
         let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
         match record {
             VllmRecord::Stats(stats) => {
@@ -522,18 +529,23 @@ impl VllmLog {
                     interval,
                     version: self.version.as_ref().map(|(v, _)| v),
                 };
-                engine(&mut self.engines, key, self.starts, self.marks, interval)
+                let grow = Growth { may_grow, interval };
+                engine(&mut self.engines, key, self.starts, self.marks, grow)?
                     .apply_stats(stats, at, reading);
                 self.last_stats_engine = Some(key);
             }
-            VllmRecord::SpecDecoding(spec) => self
-                .engine(following_stats, interval)
-                .apply_spec_decoding(spec),
-            VllmRecord::PrefixCacheV0(_) => {
-                self.engine(following_stats, interval).apply_other(record)
+            VllmRecord::SpecDecoding(spec) => {
+                self.engine(following_stats, interval, may_grow)?
+                    .apply_spec_decoding(spec);
+                if spec.per_position_acceptance_rate.len() > caps::SPEC_POSITIONS {
+                    return Err(Refused::SpecPosition);
+                }
             }
+            VllmRecord::PrefixCacheV0(_) => self
+                .engine(following_stats, interval, may_grow)?
+                .apply_other(record),
             VllmRecord::Preemptions(p) => self
-                .engine(EngineKey::of_process(process), interval)
+                .engine(EngineKey::of_process(process), interval, may_grow)?
                 .apply_cumulative_preemptions(p.cumulative),
             VllmRecord::EngineConfig(config) => {
                 self.name_model(config.served_model_name.unwrap_or(config.model));
@@ -552,21 +564,28 @@ impl VllmLog {
                 }
                 let key = scope_key(n.engine, n.aggregated_engines)
                     .unwrap_or(EngineKey::of_process(process));
-                self.engine(key, interval).apply_other(record);
+                self.engine(key, interval, may_grow)?.apply_other(record);
             }
             VllmRecord::Iteration(it) => {
                 let key = scope_key(it.engine, None).unwrap_or(EngineKey::of_process(process));
-                self.engine(key, interval).apply_other(record);
+                self.engine(key, interval, may_grow)?.apply_other(record);
             }
             VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
-                self.engine(EngineKey::of_process(process), interval)
+                self.engine(EngineKey::of_process(process), interval, may_grow)?
                     .apply_other(record)
             }
         }
+        Ok(())
     }
 
-    fn engine(&mut self, key: EngineKey, interval: StatsInterval) -> &mut VllmEngine {
-        engine(&mut self.engines, key, self.starts, self.marks, interval)
+    fn engine(
+        &mut self,
+        key: EngineKey,
+        interval: StatsInterval,
+        may_grow: bool,
+    ) -> Result<&mut VllmEngine, Refused> {
+        let grow = Growth { may_grow, interval };
+        engine(&mut self.engines, key, self.starts, self.marks, grow)
     }
 
     fn apply_lifecycle(&mut self, event: &Lifecycle, at: Option<f64>, interval: StatsInterval) {
@@ -650,22 +669,38 @@ impl VllmLog {
     }
 }
 
+/// How a new engine is made: whether `--max-series` has room, and the stats interval.
+#[derive(Clone, Copy)]
+struct Growth {
+    may_grow: bool,
+    interval: StatsInterval,
+}
+
 /// The engine `key` of a log, created on first sight: an engine first seen after a start-up
-/// belongs to that run (its first line's window starts with it).
+/// belongs to that run (its first line's window starts with it). Past the cap of engines per
+/// log, or past `--max-series`, it is refused.
 fn engine(
     engines: &mut BTreeMap<EngineKey, VllmEngine>,
     key: EngineKey,
     starts: u64,
     marks: StartMarks,
-    interval: StatsInterval,
-) -> &mut VllmEngine {
-    engines.entry(key).or_insert_with(|| {
+    grow: Growth,
+) -> Result<&mut VllmEngine, Refused> {
+    if !engines.contains_key(&key) {
+        if engines.len() >= caps::VLLM_ENGINES_PER_LOG {
+            return Err(Refused::VllmEngine);
+        }
+        if !grow.may_grow {
+            return Err(Refused::MaxSeries);
+        }
+    }
+    Ok(engines.entry(key).or_insert_with(|| {
         let mut engine = VllmEngine::default();
         if starts > 0 {
-            engine.restart(marks, interval);
+            engine.restart(marks, grow.interval);
         }
         engine
-    })
+    }))
 }
 
 fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> {
