@@ -2,27 +2,14 @@
 //! with the values the lines print. The binary's own contract (flags, exit codes, SIGTERM)
 //! is checked on the real executable.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::agent::{eventually, http_get, sample, RunningAgent, TESTS_NOW};
+use crate::support::writer::append_lines as append;
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
 const ISSUE_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%";
 const NEXT_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:11 [loggers.py:257] Engine 000: Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: 50.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, Preemptions: 2, GPU KV cache usage: 7.8%, Prefix cache hit rate: 42.0%";
-
-fn append(path: &Path, lines: &[&str]) {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    for line in lines {
-        writeln!(file, "{line}").unwrap();
-    }
-}
 
 #[test]
 fn a_stats_line_appended_to_the_log_shows_on_metrics_under_vllms_names() {

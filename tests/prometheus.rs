@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::agent::{eventually, http_get, RunningAgent};
+use crate::support::writer::append_lines;
 
 fn tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
@@ -329,7 +330,7 @@ fn after_a_crash_line_prometheus_sees_the_gauges_go_stale_and_a_restart_brings_t
     server.wait_for("vllm:num_requests_running{engine=\"0\"}", 14.0);
     server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 1.0);
 
-    append(&log, CRASH);
+    append_lines(&log, &CRASH.lines().collect::<Vec<_>>());
     server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 0.0);
     server.wait_for_none("vllm:num_requests_running");
     server.wait_for_none("vllm:kv_cache_usage_perc");
@@ -337,14 +338,8 @@ fn after_a_crash_line_prometheus_sees_the_gauges_go_stale_and_a_restart_brings_t
     server.wait_for("vllm:prompt_tokens_total{engine=\"0\"}", 1245.3 * 11.0);
 
     agent.clock.set(1_795_354_002.0); // 13:26:42, a second after the new run's first line
-    append(&log, RESTART);
+    append_lines(&log, &RESTART.lines().collect::<Vec<_>>());
     server.wait_for("vllm:num_requests_running{engine=\"0\"}", 3.0);
     server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 1.0);
     server.wait_for("llmtail_vllm_engine_starts_total{engine=\"0\"}", 2.0);
-}
-
-fn append(path: &Path, text: &str) {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    file.write_all(text.as_bytes()).unwrap();
 }

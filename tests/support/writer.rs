@@ -33,6 +33,18 @@ pub fn stats_line(n: u64) -> String {
     )
 }
 
+/// Appends `lines` to the file at `path` (created if missing), each ended by `\n`.
+pub fn append_lines(path: &Path, lines: &[&str]) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for line in lines {
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
 /// The number of a line made by [`stats_line`].
 pub fn number_of(line: &[u8]) -> Option<u64> {
     let at = memchr_find(line, b"Running: ")? + b"Running: ".len();
