@@ -22,6 +22,7 @@ fn state() -> Arc<Mutex<State>> {
         model_name: None,
         constant_labels: vec![("instance_group".into(), "a".into())],
         series: llmtail::catalog::series_guard(llmtail::state::caps::DEFAULT_MAX_SERIES),
+        log_expiry: llmtail::source::DEFAULT_LOG_EXPIRY.as_secs_f64(),
     });
     for log in 0..LOGS {
         let mut log_state = LogState::new(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::source::{FileId, Resume};
+use crate::source::{FileId, KnownFile, Resume};
 use crate::state::float;
 use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
 
@@ -84,6 +84,11 @@ pub struct SavedLog {
 pub struct Checkpoint {
     pub version: u32,
     pub logs: Vec<SavedLog>,
+    /// Every file read and how far, under whatever name it has now (rotated copies included),
+    /// so a glob that matches a rotated name does not read it again after a restart. Added
+    /// within version 1: a file written before has none, and its logs' positions stand in.
+    #[serde(default)]
+    pub files: Vec<KnownFile>,
 }
 
 /// Why a state file could not be used.
@@ -233,6 +238,27 @@ impl Checkpoint {
             .collect()
     }
 
+    /// Every file read before the restart: the known files, and the files the logs were in
+    /// (a state file written before known files were saved has only those).
+    pub fn known_files(&self) -> Vec<KnownFile> {
+        let mut known = self.files.clone();
+        for log in &self.logs {
+            let Some(position) = log.position else {
+                continue;
+            };
+            let same =
+                |k: &KnownFile| (k.file.dev, k.file.ino) == (position.file.dev, position.file.ino);
+            if !known.iter().any(same) {
+                known.push(KnownFile {
+                    label: log.label.clone(),
+                    file: position.file,
+                    offset: position.offset,
+                });
+            }
+        }
+        known
+    }
+
     pub fn log(&self, label: &str) -> Option<&SavedLog> {
         self.logs.iter().find(|l| l.label == label)
     }
@@ -312,6 +338,7 @@ mod tests {
         let checkpoint = Checkpoint {
             version: VERSION,
             logs: vec![SavedLog::capture(&log, Some(position))],
+            files: Vec::new(),
         };
         checkpoint.save(&path).unwrap();
 
@@ -347,6 +374,7 @@ mod tests {
                 per_vllm_engine: 1,
                 per_trtllm_rank: 1,
             },
+            log_expiry: 600.0,
         };
         let mut log = LogState::new(Arc::from("/var/log/vllm.log"), 0, Vec::new(), None, None);
         for line in [
@@ -359,6 +387,7 @@ mod tests {
         let checkpoint = Checkpoint {
             version: VERSION,
             logs: vec![SavedLog::capture(&log, None)],
+            files: Vec::new(),
         };
         checkpoint.save(&path).unwrap();
 
@@ -403,6 +432,7 @@ mod tests {
         let checkpoint = Checkpoint {
             version: VERSION,
             logs: vec![SavedLog::capture(&log, None)],
+            files: Vec::new(),
         };
         checkpoint.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -443,6 +473,7 @@ mod tests {
         let checkpoint = Checkpoint {
             version: VERSION,
             logs: Vec::new(),
+            files: Vec::new(),
         };
         for _ in 0..3 {
             checkpoint.save(&path).unwrap();

@@ -104,6 +104,14 @@ pub struct Cli {
     #[arg(long = "max-series", value_name = "N")]
     pub max_series: Option<usize>,
 
+    /// How long the series of a log that is gone (its file deleted, or renamed away from the
+    /// path or glob) stay before they are dropped from /metrics, and how long a file read
+    /// under one name is remembered so that it is not read again under another (dateext
+    /// rotation). A path that comes back within it goes on with the same counters. A duration
+    /// such as 10m, 90s or 1h. [default: 10m]
+    #[arg(long = "log-expiry", value_name = "DURATION")]
+    pub log_expiry: Option<String>,
+
     /// Keep read positions and counters in this file (written atomically), so that a restart
     /// neither re-counts nor resets counters even after the log was rotated. Optional.
     #[arg(long = "state-file", value_name = "PATH")]

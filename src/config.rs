@@ -71,6 +71,8 @@ pub struct Settings {
     pub max_line_bytes: usize,
     /// `--max-series`.
     pub max_series: usize,
+    /// `--log-expiry`.
+    pub log_expiry: std::time::Duration,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
 }
@@ -89,6 +91,7 @@ struct ConfigFile {
     log_timezone: Option<String>,
     max_line_bytes: Option<usize>,
     max_series: Option<usize>,
+    log_expiry: Option<String>,
     state_file: Option<PathBuf>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
@@ -184,6 +187,22 @@ fn stats_interval(text: &str, origin: &str) -> Result<StatsInterval, ConfigError
             "{origin}: {text:?} is not a positive number of seconds nor 'auto'\n  fix: leave it at auto (learned from the lines), or give vLLM's VLLM_LOG_STATS_INTERVAL (10 by default)"
         ))),
     }
+}
+
+/// A duration such as `10m`, `90s` or `1h 30m` (a bare number is seconds); zero or more.
+fn log_expiry(text: &str, origin: &str) -> Result<std::time::Duration, ConfigError> {
+    let parsed = match text.trim().parse::<u64>() {
+        Ok(seconds) => Ok(std::time::Duration::from_secs(seconds)),
+        Err(_) => text
+            .parse::<jiff::SignedDuration>()
+            .map_err(|e| e.to_string())
+            .and_then(|d| std::time::Duration::try_from(d).map_err(|e| e.to_string())),
+    };
+    parsed.map_err(|e| {
+        ConfigError(format!(
+            "{origin}: {text:?} is not a duration ({e})\n  fix: e.g. 10m (the default), 90s or 1h"
+        ))
+    })
 }
 
 /// Looks up a time zone by its IANA name.
@@ -367,6 +386,11 @@ impl Settings {
                 "--max-series: 0 would refuse every engine\n  fix: leave it at 100000, or give a positive number".into(),
             ));
         }
+        let log_expiry = match (cli.log_expiry, config.log_expiry) {
+            (Some(text), _) => log_expiry(&text, "--log-expiry")?,
+            (None, Some(text)) => log_expiry(&text, &format!("{config_origin}, log_expiry"))?,
+            (None, None) => crate::source::DEFAULT_LOG_EXPIRY,
+        };
         Ok(Settings {
             logs,
             listen_address,
@@ -378,6 +402,7 @@ impl Settings {
             vllm_stats_interval,
             max_line_bytes,
             max_series,
+            log_expiry,
             state_file: cli.state_file.or(config.state_file),
             one_shot: cli.one_shot,
         })
@@ -403,7 +428,16 @@ mod tests {
         assert_eq!(s.from, From::Start);
         assert_eq!(s.vllm_stats_interval, StatsInterval::Auto);
         assert_eq!(s.max_series, 100_000);
+        assert_eq!(s.log_expiry, std::time::Duration::from_secs(600));
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
+    }
+
+    #[test]
+    fn log_expiry_takes_a_duration_or_seconds() {
+        for (given, seconds) in [("10m", 600), ("90s", 90), ("1h 30m", 5400), ("45", 45)] {
+            let s = settings(&["--log", "x", "--log-expiry", given]).unwrap();
+            assert_eq!(s.log_expiry.as_secs(), seconds, "{given}");
+        }
     }
 
     #[test]
@@ -462,6 +496,14 @@ mod tests {
             (
                 &["--log", "x", "--max-series", "0"],
                 "--max-series: 0 would refuse every engine",
+            ),
+            (
+                &["--log", "x", "--log-expiry", "ten minutes"],
+                "--log-expiry: \"ten minutes\" is not a duration",
+            ),
+            (
+                &["--log", "x", "--log-expiry=-5m"],
+                "--log-expiry: \"-5m\" is not a duration",
             ),
         ];
         for (args, expected) in cases {

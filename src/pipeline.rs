@@ -11,7 +11,7 @@ use llmtail_grammars::{LogTime, Outcome};
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
-use crate::source::{FileId, Lines, LogId, Sink, SkipReason, TailEvent};
+use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
 use crate::state::{LogState, State, StateSettings};
 use crate::timezone::resolve_time;
 
@@ -51,6 +51,7 @@ struct SourceSettings {
     labels: Vec<(String, String)>,
     vllm_version: Option<String>,
     zone: TimeZone,
+    from_glob: bool,
 }
 
 /// How one followed file's lines are read: its envelope, and the zone of times without one.
@@ -66,6 +67,8 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
 struct StateFile {
     path: PathBuf,
     restored: Option<Checkpoint>,
+    /// The reader's registry of files read, saved with the state.
+    known: KnownFiles,
     last_saved: Instant,
 }
 
@@ -108,6 +111,7 @@ pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
         series: crate::catalog::series_guard(settings.max_series),
+        log_expiry: settings.log_expiry.as_secs_f64(),
     })))
 }
 
@@ -122,6 +126,7 @@ impl Pipeline {
                 labels: l.labels.clone(),
                 vllm_version: l.vllm_version.clone(),
                 zone: l.timezone.zone().clone(),
+                from_glob: matches!(l.spec, LogSpec::Glob(_)),
             })
             .collect();
         Pipeline {
@@ -140,11 +145,18 @@ impl Pipeline {
     }
 
     /// Saves the state to `path` as lines flow and at [`Pipeline::finish`], after restoring the
-    /// counters of `restored` into the logs it names as they are discovered.
-    pub fn with_state_file(mut self, path: PathBuf, restored: Option<Checkpoint>) -> Pipeline {
+    /// counters of `restored` into the logs it names as they are discovered. `known` is the
+    /// reader's registry of files read ([`crate::source::Reader::known_files`]), saved with it.
+    pub fn with_state_file(
+        mut self,
+        path: PathBuf,
+        restored: Option<Checkpoint>,
+        known: KnownFiles,
+    ) -> Pipeline {
         self.state_file = Some(StateFile {
             path,
             restored,
+            known,
             last_saved: Instant::now(),
         });
         self
@@ -176,6 +188,11 @@ impl Pipeline {
         Checkpoint {
             version: VERSION,
             logs,
+            files: self
+                .state_file
+                .as_ref()
+                .map(|f| f.known.saved())
+                .unwrap_or_default(),
         }
     }
 
@@ -190,6 +207,123 @@ impl Pipeline {
         state_file.last_saved = Instant::now();
         if let Err(e) = checkpoint.save(&state_file.path) {
             tracing::warn!("{e}");
+        }
+    }
+}
+
+impl Pipeline {
+    /// A file is followed from now on under `label`: its input, and its state. The state is
+    /// that of an earlier file of the same label if one is kept (a path that came back: one
+    /// log, one set of series), else what the state file saved of it, else new.
+    fn discover(&mut self, index: usize, label: Arc<str>, source: usize) {
+        let settings = self.sources.get(source).cloned().unwrap_or(SourceSettings {
+            envelope: EnvelopeKind::Auto,
+            model_name: None,
+            labels: Vec::new(),
+            vllm_version: None,
+            zone: TimeZone::UTC,
+            from_glob: false,
+        });
+        if self.inputs.len() <= index {
+            self.inputs.resize_with(index + 1, || None);
+        }
+        if self.positions.len() <= index {
+            self.positions.resize(index + 1, None);
+        }
+        self.positions[index] = None;
+        let zone = settings.zone.clone();
+        let envelope = settings.envelope;
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let earlier = state.find_log(&label).filter(|&at| at != index);
+        let log_state = match earlier.and_then(|at| state.take_log(at)) {
+            Some(earlier) => {
+                tracing::info!(log = %label, "a log that was gone is back; its counters go on");
+                earlier
+            }
+            None => self.new_log_state(label, source, settings),
+        };
+        state.insert_log(index, log_state);
+        // Logs moved (above) or forgotten by a scrape (a glob's files gone past --log-expiry)
+        // need no input any more.
+        for (input, log) in self.inputs.iter_mut().zip(&state.logs) {
+            if log.is_none() {
+                *input = None;
+            }
+        }
+        drop(state);
+        self.inputs[index] = Some(LogInput {
+            decoder: Decoder::new(envelope, self.max_line_bytes),
+            zone,
+        });
+    }
+
+    /// A log's state as it starts: empty, or with what the state file saved of it.
+    fn new_log_state(&self, label: Arc<str>, source: usize, settings: SourceSettings) -> LogState {
+        let mut log_state = LogState::new(
+            label.clone(),
+            source,
+            settings.labels,
+            settings.model_name,
+            settings.vllm_version.as_deref(),
+        );
+        log_state.from_glob = settings.from_glob;
+        if let Some(saved) = self
+            .state_file
+            .as_ref()
+            .and_then(|f| f.restored.as_ref()?.log(&label))
+        {
+            saved.restore_into(&mut log_state);
+            tracing::info!(log = %label, "restored counters from the state file");
+        }
+        log_state
+    }
+
+    /// Counts what happened to a file in its log's state.
+    fn count(&mut self, index: usize, event: TailEvent) {
+        let now = self.clock.now();
+        let mut state = self.lock();
+        let Some(log_state) = state.log_mut(index) else {
+            return;
+        };
+        let io = &mut log_state.io;
+        match event {
+            TailEvent::Discovered { .. } => {}
+            TailEvent::Opened(_) => {
+                io.open = true;
+                log_state.gone_since = None;
+                log_state.expired = false;
+            }
+            TailEvent::Gone => log_state.gone_since = Some(now),
+            TailEvent::Closed => io.open = false,
+            TailEvent::Rotated => io.rotations += 1,
+            TailEvent::Truncated => io.truncations += 1,
+            TailEvent::OpenFailed(_) => io.open_errors += 1,
+            TailEvent::Skipped(reason) => {
+                io.count_skip(reason);
+                let total = io.skipped_too_long + io.skipped_truncated_partial;
+                // The 1st, 2nd, 4th, 8th... skip of a log is logged; all are counted.
+                if total.is_power_of_two() {
+                    let why = match reason {
+                        SkipReason::TooLong => "a line longer than --max-line-bytes was skipped",
+                        SkipReason::TruncatedPartial => {
+                            "an unterminated line was dropped (file truncated, rotated away or closed)"
+                        }
+                    };
+                    tracing::warn!(log = %log_state.label, skipped_so_far = total, "{why}");
+                }
+            }
+            TailEvent::Offset(offset) => io.offset = offset,
+        }
+    }
+
+    /// Saves the state file if it is due.
+    fn maybe_save(&mut self) {
+        let due = self
+            .state_file
+            .as_ref()
+            .is_some_and(|f| f.last_saved.elapsed() >= CHECKPOINT_INTERVAL);
+        if due {
+            self.save_checkpoint();
         }
     }
 }
@@ -276,98 +410,24 @@ impl Sink for Pipeline {
 
     fn event(&mut self, log: LogId, event: TailEvent) {
         let index = log.0 as usize;
-        let is_offset = matches!(event, TailEvent::Offset(_));
-        if let TailEvent::Discovered { label, source } = &event {
-            let settings = self
-                .sources
-                .get(*source)
-                .cloned()
-                .unwrap_or(SourceSettings {
-                    envelope: EnvelopeKind::Auto,
-                    model_name: None,
-                    labels: Vec::new(),
-                    vllm_version: None,
-                    zone: TimeZone::UTC,
-                });
-            if self.inputs.len() <= index {
-                self.inputs.resize_with(index + 1, || None);
+        match event {
+            TailEvent::Discovered { label, source } => self.discover(index, label, source),
+            TailEvent::Offset(offset) => {
+                if let Some(Some((_, at))) = self.positions.get_mut(index) {
+                    *at = offset;
+                }
+                self.count(index, TailEvent::Offset(offset));
+                // Only here, after an offset, do the state and the saved position agree: every
+                // line before the offset is applied, none after it.
+                self.maybe_save();
             }
-            self.inputs[index] = Some(LogInput {
-                decoder: Decoder::new(settings.envelope, self.max_line_bytes),
-                zone: settings.zone,
-            });
-            let mut log_state = LogState::new(
-                label.clone(),
-                *source,
-                settings.labels,
-                settings.model_name,
-                settings.vllm_version.as_deref(),
-            );
-            if let Some(saved) = self
-                .state_file
-                .as_ref()
-                .and_then(|f| f.restored.as_ref()?.log(label))
-            {
-                saved.restore_into(&mut log_state);
-                tracing::info!(log = %label, "restored counters from the state file");
-            }
-            self.lock().insert_log(index, log_state);
-            if self.positions.len() <= index {
-                self.positions.resize(index + 1, None);
-            }
-            self.positions[index] = None;
-            return;
-        }
-        match &event {
             TailEvent::Opened(file) => {
                 if let Some(slot) = self.positions.get_mut(index) {
                     *slot = file.map(|f| (f, 0));
                 }
+                self.count(index, TailEvent::Opened(file));
             }
-            TailEvent::Offset(offset) => {
-                if let Some(Some((_, at))) = self.positions.get_mut(index) {
-                    *at = *offset;
-                }
-            }
-            _ => {}
-        }
-        let mut state = self.lock();
-        let Some(log_state) = state.log_mut(index) else {
-            return;
-        };
-        let io = &mut log_state.io;
-        match event {
-            TailEvent::Discovered { .. } => {}
-            TailEvent::Opened(_) => io.open = true,
-            TailEvent::Closed => io.open = false,
-            TailEvent::Rotated => io.rotations += 1,
-            TailEvent::Truncated => io.truncations += 1,
-            TailEvent::OpenFailed(_) => io.open_errors += 1,
-            TailEvent::Skipped(reason) => {
-                io.count_skip(reason);
-                let total = io.skipped_too_long + io.skipped_truncated_partial;
-                // The 1st, 2nd, 4th, 8th... skip of a log is logged; all are counted.
-                if total.is_power_of_two() {
-                    let why = match reason {
-                        SkipReason::TooLong => "a line longer than --max-line-bytes was skipped",
-                        SkipReason::TruncatedPartial => {
-                            "an unterminated line was dropped (file truncated, rotated away or closed)"
-                        }
-                    };
-                    tracing::warn!(log = %log_state.label, skipped_so_far = total, "{why}");
-                }
-            }
-            TailEvent::Offset(offset) => io.offset = offset,
-        }
-        drop(state);
-        // Only here, after an offset, do the state and the saved position agree: every line
-        // before the offset is applied, none after it.
-        let due = self
-            .state_file
-            .as_ref()
-            .is_some_and(|f| f.last_saved.elapsed() >= CHECKPOINT_INTERVAL);
-        if due && is_offset {
-            self.save_checkpoint();
+            event => self.count(index, event),
         }
     }
 

@@ -10,13 +10,16 @@ use crate::config::Settings;
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
-use crate::source::{Reader, Resume, SourceOptions};
+use crate::source::{Reader, SourceOptions};
 
-fn reader(settings: &Settings, resume: Vec<Resume>) -> anyhow::Result<Reader> {
+/// The reader of the logs `settings` name, going on from `restored` if there is one.
+fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<Reader> {
     let options = SourceOptions {
         from: settings.from.start_from(),
         max_line_bytes: settings.max_line_bytes,
-        resume,
+        resume: restored.map(Checkpoint::resume).unwrap_or_default(),
+        known: restored.map(Checkpoint::known_files).unwrap_or_default(),
+        log_expiry: settings.log_expiry,
         ..SourceOptions::default()
     };
     let specs = settings.logs.iter().map(|l| l.spec.clone()).collect();
@@ -30,7 +33,7 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
     }
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
-    reader(settings, Vec::new())?.read_to_end(&mut pipeline);
+    reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
     // if the log itself says so, or if it fell silent while other lines went on.
     let now = state
@@ -76,23 +79,24 @@ pub async fn serve_on(
     serve::raise_descriptor_limit();
     let state = new_state(settings);
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
-    let mut resume = Vec::new();
-    if let Some(path) = &settings.state_file {
-        // A state file we cannot use is no reason not to start: the logs rebuild the state.
-        let restored = match Checkpoint::load(path) {
+    // A state file we cannot use is no reason not to start: the logs rebuild the state.
+    let restored = settings
+        .state_file
+        .as_deref()
+        .and_then(|path| match Checkpoint::load(path) {
             Ok(restored) => restored,
             Err(e) => {
                 tracing::warn!("{e}");
                 None
             }
-        };
+        });
+    let reader = reader(settings, restored.as_ref())?;
+    if let Some(path) = &settings.state_file {
         if let Some(checkpoint) = &restored {
-            resume = checkpoint.resume();
-            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), "resuming from the state file");
+            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), files = checkpoint.files.len(), "resuming from the state file");
         }
-        pipeline = pipeline.with_state_file(path.clone(), restored);
+        pipeline = pipeline.with_state_file(path.clone(), restored, reader.known_files());
     }
-    let reader = reader(settings, resume)?;
     let stopper = reader.stopper();
     let follower = std::thread::Builder::new()
         .name("llmtail-reader".into())

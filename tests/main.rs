@@ -4,6 +4,7 @@
 mod cardinality;
 mod end_to_end;
 mod http;
+mod identity;
 mod prometheus;
 mod replay;
 mod restarts;

@@ -83,7 +83,7 @@ fn escape(text: &str) -> String {
 /// One row per followed log.
 fn log_rows(state: &State, settings: &[LogSettings]) -> String {
     let mut rows = String::new();
-    for log in state.iter_logs() {
+    for log in state.shown_logs() {
         let grammars: Vec<String> = log
             .parsed
             .iter()
@@ -108,7 +108,7 @@ fn log_rows(state: &State, settings: &[LogSettings]) -> String {
 fn engine_rows(state: &State, now: f64) -> String {
     use crate::state::version::VersionSource;
     let mut rows = String::new();
-    for log in state.iter_logs() {
+    for log in state.shown_logs() {
         let version = match &log.vllm.version {
             Some((v, VersionSource::Line)) => format!("{} (from the log)", v.text),
             Some((v, VersionSource::Setting)) => format!("{} (from --vllm-version)", v.text),
@@ -138,7 +138,7 @@ fn engine_rows(state: &State, now: f64) -> String {
 /// Warnings a user must act on, one paragraph each.
 fn warnings(state: &State) -> String {
     state
-        .iter_logs()
+        .shown_logs()
         .filter(|log| log.vllm.stats_logging_disabled)
         .map(|log| {
             format!(

@@ -196,7 +196,7 @@ impl Exposition {
         let mut engines = Vec::new();
         let mut executors = Vec::new();
         let mut logs = Vec::new();
-        for log in state.iter_logs() {
+        for log in state.shown_logs() {
             // A `[[log]] labels` entry wins over a global `[labels]`/`--label` of the same name:
             // written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
             let log_labels = || {

@@ -17,13 +17,15 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::ErrorKind;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::known::KnownFiles;
 use super::splitter::LineSplitter;
 use super::{FileId, LogId, Sink, SkipReason, TailEvent};
 
 /// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
-pub(crate) const FINGERPRINT_BYTES: usize = 256;
+const FINGERPRINT_BYTES: usize = FileId::HEAD_BYTES;
 
 /// At most this much is read from one file per check, so one busy file cannot starve the
 /// others (the reader comes back to it at once).
@@ -59,14 +61,16 @@ pub(crate) struct Ctx<'a> {
     pub max_line_bytes: usize,
     pub poll_interval: Duration,
     pub rotated_grace: Duration,
-    /// Files closed after rotation, for the glob dedup (see `reader::Retired`).
-    pub retired: &'a mut Vec<(Identity, Vec<u8>)>,
+    /// Every file read so far and how far, whatever its name now.
+    pub known: &'a KnownFiles,
 }
 
 /// An open descriptor and how far it was read.
 struct OpenLog {
     file: File,
     identity: Identity,
+    /// Device, inode and birth (the first bytes are in `fingerprint`).
+    id: FileId,
     offset: u64,
     splitter: LineSplitter,
     /// The first bytes of the file as we read them (up to [`FINGERPRINT_BYTES`]).
@@ -79,6 +83,31 @@ struct OpenLog {
     fingerprint: Vec<u8>,
 }
 
+impl OpenLog {
+    fn new(file: File, meta: &Metadata, offset: u64, max_line_bytes: usize) -> OpenLog {
+        let mut log = OpenLog {
+            file,
+            identity: Identity::of(meta),
+            id: FileId::with_head(meta, &[]),
+            offset,
+            splitter: LineSplitter::new(max_line_bytes),
+            fingerprint: Vec::new(),
+        };
+        refill_fingerprint(&mut log);
+        log
+    }
+
+    /// The identity of this file with the first bytes read so far.
+    fn file_id(&self) -> FileId {
+        self.id.with_first_bytes(&self.fingerprint)
+    }
+
+    /// The offset after the last complete line handed on.
+    fn complete_offset(&self) -> u64 {
+        self.offset - self.splitter.pending_len() as u64
+    }
+}
+
 /// A descriptor whose path now names another file (or none), drained until `close_at`.
 struct RotatedLog {
     log: OpenLog,
@@ -88,6 +117,8 @@ struct RotatedLog {
 /// One followed path.
 pub(crate) struct FollowedFile {
     pub id: LogId,
+    /// The `log` label, under which the known files registry records what this path read.
+    pub label: Arc<str>,
     /// The path to stat and open (absolute).
     pub path: PathBuf,
     /// Its directory (the one to watch).
@@ -123,6 +154,7 @@ pub(crate) struct FollowedFile {
 impl FollowedFile {
     pub fn new(
         id: LogId,
+        label: Arc<str>,
         path: PathBuf,
         from_glob: bool,
         at_startup: bool,
@@ -138,6 +170,7 @@ impl FollowedFile {
         }
         FollowedFile {
             id,
+            label,
             dir,
             target: None,
             from_glob,
@@ -261,27 +294,16 @@ impl FollowedFile {
             .ok()
             .filter(|target| *target != self.path);
         let identity = Identity::of(&meta);
-        let mut offset = if self.start_at_end.take() == Some(identity) {
-            meta.len()
-        } else {
-            0
-        };
-        if let Some((saved, saved_offset)) = self.resume.take() {
-            if saved.matches(&file, &meta) && resumable(&file, meta.len(), saved_offset) {
-                offset = saved_offset;
-            } else {
-                // Rotated (or replaced) while we were down: finish the file we were in first.
-                self.resume_rotated(saved, saved_offset, ctx);
+        let mut log = match self.rotated.iter().position(|r| r.log.identity == identity) {
+            // The path names again a file we are still draining (a symlink switched back):
+            // it goes on where it is.
+            Some(at) => self.rotated.remove(at).log,
+            None => {
+                let offset = self.start_offset(&file, &meta, ctx);
+                OpenLog::new(file, &meta, offset, ctx.max_line_bytes)
             }
-        }
-        let mut log = OpenLog {
-            file,
-            identity,
-            offset,
-            splitter: LineSplitter::new(ctx.max_line_bytes),
-            fingerprint: Vec::new(),
         };
-        refill_fingerprint(&mut log);
+        let offset = log.complete_offset();
         if self.open_since_closed {
             tracing::info!(path = %self.path.display(), "log rotated; following the new file");
             ctx.sink.event(self.id, TailEvent::Rotated);
@@ -298,6 +320,26 @@ impl FollowedFile {
         self.retry_at = None;
         self.more |= !self.read_available(&mut log, ctx, true, meta.len());
         self.current = Some(log);
+    }
+
+    /// Where reading a file the path names now starts: its end with `--from end` at start-up,
+    /// the saved offset after a restart, how far it was read if it is a known file (under any
+    /// name), else its first byte.
+    fn start_offset(&mut self, file: &File, meta: &Metadata, ctx: &mut Ctx<'_>) -> u64 {
+        if self.start_at_end.take() == Some(Identity::of(meta)) {
+            return meta.len();
+        }
+        if let Some((saved, saved_offset)) = self.resume.take() {
+            if saved.matches(file, meta) && resumable(file, meta.len(), saved_offset) {
+                return saved_offset;
+            }
+            // Rotated (or replaced) while we were down: finish the file we were in first.
+            self.resume_rotated(saved, saved_offset, ctx);
+        }
+        ctx.known
+            .offset_of(file, meta, ctx.now)
+            .filter(|&known| resumable(file, meta.len(), known))
+            .unwrap_or(0)
     }
 
     /// After a restart, the path names another file than the one we were reading: look for
@@ -318,20 +360,18 @@ impl FollowedFile {
         let Ok((file, meta)) = open_regular(&old_path) else {
             return;
         };
-        if !resumable(&file, meta.len(), saved_offset) {
+        // A glob may have found it under its new name first and read on from the saved offset.
+        let offset = ctx
+            .known
+            .offset_of(&file, &meta, ctx.now)
+            .map_or(saved_offset, |known| known.max(saved_offset));
+        if !resumable(&file, meta.len(), offset) {
             return;
         }
-        tracing::info!(path = %self.path.display(), rotated = %old_path.display(), offset = saved_offset, "rotated while stopped; reading the rest of the old file first");
-        let mut log = OpenLog {
-            file,
-            identity: Identity::of(&meta),
-            offset: saved_offset,
-            splitter: LineSplitter::new(ctx.max_line_bytes),
-            fingerprint: Vec::new(),
-        };
-        refill_fingerprint(&mut log);
+        tracing::info!(path = %self.path.display(), rotated = %old_path.display(), offset, "rotated while stopped; reading the rest of the old file first");
+        let log = OpenLog::new(file, &meta, offset, ctx.max_line_bytes);
         ctx.sink.event(self.id, TailEvent::Opened(Some(saved)));
-        ctx.sink.event(self.id, TailEvent::Offset(saved_offset));
+        ctx.sink.event(self.id, TailEvent::Offset(offset));
         self.open_since_closed = true;
         self.rotate_away(log, ctx);
     }
@@ -407,19 +447,22 @@ impl FollowedFile {
             self.retire(r.log, ctx);
         }
         if self.current.is_none() && self.rotated.is_empty() {
+            if self.missing && self.open_since_closed {
+                ctx.sink.event(self.id, TailEvent::Gone);
+            }
             self.send_closed(ctx);
         }
     }
 
     /// Closes one descriptor for good: its unterminated tail can never become a line.
     fn retire(&mut self, mut log: OpenLog, ctx: &mut Ctx<'_>) {
+        // Recorded before the partial line is dropped: if this file is opened again (a
+        // symlink switched back), that line is read whole once it is complete.
+        ctx.known
+            .read(&self.label, log.file_id(), log.complete_offset(), ctx.now);
         if log.splitter.discard_partial() {
             ctx.sink
                 .event(self.id, TailEvent::Skipped(SkipReason::TruncatedPartial));
-        }
-        if !log.fingerprint.is_empty() {
-            ctx.retired
-                .push((log.identity, std::mem::take(&mut log.fingerprint)));
         }
     }
 
@@ -475,8 +518,12 @@ impl FollowedFile {
             for _ in 0..too_long {
                 ctx.sink.event(id, TailEvent::Skipped(SkipReason::TooLong));
             }
+            let complete = log.complete_offset();
+            // Before the offset event, which may save the state: the state file's known files
+            // and counters then agree.
+            ctx.known
+                .read(&self.label, log.file_id(), complete, ctx.now);
             if report_offset {
-                let complete = log.offset - log.splitter.pending_len() as u64;
                 ctx.sink.event(id, TailEvent::Offset(complete));
             }
             budget = budget.saturating_sub(n as u64);
@@ -527,7 +574,7 @@ fn fingerprint_matches(log: &OpenLog) -> bool {
 }
 
 /// Opens a regular file for reading, with its metadata; anything else is an error.
-fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
     let file = OpenOptions::new()
         .read(true)
         // A FIFO put at the path would block `open` (and the whole reader) until a writer
@@ -543,13 +590,4 @@ fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
             "not a regular file",
         ))
     }
-}
-
-/// Whether the file at `path` starts with `fingerprint` (used to recognise a rotated copy).
-pub(crate) fn starts_with(path: &Path, fingerprint: &[u8]) -> bool {
-    let Ok((file, _)) = open_regular(path) else {
-        return false;
-    };
-    let mut bytes = vec![0; fingerprint.len()];
-    file.read_exact_at(&mut bytes, 0).is_ok() && bytes == fingerprint
 }

@@ -9,12 +9,14 @@
 //! thread, in order, and the sink must not block for long.
 
 mod file;
+mod known;
 mod reader;
 mod splitter;
 mod stdin;
 mod watch;
 
-pub use reader::{Reader, SourceError, SourceOptions, Stopper};
+pub use known::{KnownFile, KnownFiles};
+pub use reader::{Reader, SourceError, SourceOptions, Stopper, DEFAULT_LOG_EXPIRY};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,6 +78,21 @@ impl FileId {
         }
     }
 
+    /// The identity of a file whose first bytes, as read so far, are `head` (at most
+    /// [`FileId::HEAD_BYTES`] of them).
+    pub(crate) fn with_head(meta: &std::fs::Metadata, head: &[u8]) -> FileId {
+        Self::of_metadata(meta).with_first_bytes(head)
+    }
+
+    /// The same file (device, inode, birth), known by other first bytes.
+    pub(crate) fn with_first_bytes(self, head: &[u8]) -> FileId {
+        FileId {
+            head_len: u32::try_from(head.len()).unwrap_or(u32::MAX),
+            head_hash: fnv1a(head),
+            ..self
+        }
+    }
+
     fn of_metadata(meta: &std::fs::Metadata) -> FileId {
         use std::os::unix::fs::MetadataExt;
         let born_ns = meta
@@ -121,10 +138,15 @@ fn head_print(file: &std::fs::File, want: usize) -> Option<(u32, u64)> {
             Err(_) => return None,
         }
     }
-    let hash = bytes[..got].iter().fold(FNV_OFFSET, |h, b| {
+    Some((u32::try_from(got).ok()?, fnv1a(&bytes[..got])))
+}
+
+/// FNV-1a: a file's first bytes, hashed (not a defence against anyone, only a way to tell
+/// two files apart).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(FNV_OFFSET, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    Some((u32::try_from(got).ok()?, hash))
+    })
 }
 
 /// Where to go on reading a log after a restart (from the state file): the file it was in and
@@ -165,6 +187,9 @@ pub enum TailEvent {
     /// The file was opened (or reopened after rotation); `None` for stdin. The [`FileId`] and
     /// the [`TailEvent::Offset`]s after it are what a restart resumes from.
     Opened(Option<FileId>),
+    /// The path names no file any more, and what it named was read to its end: sent before
+    /// [`TailEvent::Closed`]. The log's series go after `--log-expiry` unless it comes back.
+    Gone,
     /// The file is closed (deleted and drained, or the agent stops).
     Closed,
     /// The path now names another file; the old one was drained first.

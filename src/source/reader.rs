@@ -13,7 +13,8 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::file::{self, Ctx, FollowedFile, Identity};
+use super::file::{Ctx, FollowedFile, Identity};
+use super::known::{KnownFile, KnownFiles};
 use super::stdin::StdinLog;
 use super::watch::{DirWatches, Touched};
 use super::{LogId, LogSpec, Resume, Sink, StartFrom, TailEvent};
@@ -26,10 +27,6 @@ const MIN_POLL: Duration = Duration::from_millis(10);
 
 /// The longest poll interval or grace period taken as given.
 const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
-
-/// How many closed rotated files are remembered so a glob does not read them again under
-/// their new name.
-const MAX_RETIRED: usize = 256;
 
 /// Every this many slow polls, the globs are listed again. A file that appears is announced
 /// by its directory's events, which rescan at once; the listing on the poll is the backstop
@@ -53,7 +50,15 @@ pub struct SourceOptions {
     /// Positions saved before a restart (`--state-file`), by label: such a log goes on from
     /// there, whatever `from` says.
     pub resume: Vec<Resume>,
+    /// Every file read before a restart (`--state-file`) and how far, whatever its name now.
+    pub known: Vec<KnownFile>,
+    /// How long a file that is gone (or a known file no longer seen) is remembered
+    /// (`--log-expiry`).
+    pub log_expiry: Duration,
 }
+
+/// `--log-expiry`'s default.
+pub const DEFAULT_LOG_EXPIRY: Duration = Duration::from_secs(600);
 
 impl Default for SourceOptions {
     fn default() -> Self {
@@ -63,6 +68,8 @@ impl Default for SourceOptions {
             poll_interval: Duration::from_secs(1),
             rotated_grace: Duration::from_secs(5),
             resume: Vec::new(),
+            known: Vec::new(),
+            log_expiry: DEFAULT_LOG_EXPIRY,
         }
     }
 }
@@ -117,6 +124,7 @@ pub struct Reader {
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
     stdin: Option<Box<dyn Read + Send>>,
+    known: KnownFiles,
 }
 
 impl Reader {
@@ -142,11 +150,13 @@ impl Reader {
             .collect::<Result<Vec<_>, _>>()?;
         let (wake_tx, wake_rx) = channel();
         // Durations are added to `Instant`s; absurd ones would overflow (and panic).
-        let options = SourceOptions {
+        let mut options = SourceOptions {
             poll_interval: options.poll_interval.clamp(MIN_POLL, MAX_DURATION),
             rotated_grace: options.rotated_grace.min(MAX_DURATION),
+            log_expiry: options.log_expiry.min(MAX_DURATION),
             ..options
         };
+        let known = KnownFiles::new(options.log_expiry, &std::mem::take(&mut options.known));
         Ok(Reader {
             specs,
             options,
@@ -154,6 +164,7 @@ impl Reader {
             wake_tx,
             wake_rx,
             stdin: None,
+            known,
         })
     }
 
@@ -162,6 +173,11 @@ impl Reader {
     pub fn with_stdin(mut self, input: impl Read + Send + 'static) -> Reader {
         self.stdin = Some(Box::new(input));
         self
+    }
+
+    /// The files read so far and how far, shared with whoever saves them (the state file).
+    pub fn known_files(&self) -> KnownFiles {
+        self.known.clone()
     }
 
     /// A handle that makes [`Reader::follow`] return soon.
@@ -181,10 +197,11 @@ impl Reader {
             wake_tx,
             wake_rx,
             stdin,
+            known,
         } = self;
         let poll_interval = options.poll_interval;
         let watches = DirWatches::new(wake_tx.clone());
-        let mut engine = Engine::new(specs, options, watches, sink);
+        let mut engine = Engine::new(specs, options, watches, known, sink);
         engine.discover_at_startup();
         // Watch before the first read, so nothing written in between is missed.
         engine.watches.refresh();
@@ -237,9 +254,10 @@ impl Reader {
             specs,
             options,
             stdin,
+            known,
             ..
         } = self;
-        let mut engine = Engine::new(specs, options, DirWatches::disabled(), sink);
+        let mut engine = Engine::new(specs, options, DirWatches::disabled(), known, sink);
         engine.discover_at_startup();
         for i in 0..engine.files.len() {
             engine.check_file(i, true);
@@ -262,8 +280,8 @@ struct Engine<'s> {
     next_id: u32,
     buf: Vec<u8>,
     watches: DirWatches,
-    /// Rotated files we closed: identity and first bytes (see `scan_glob`).
-    retired: Vec<(Identity, Vec<u8>)>,
+    /// Every file read and how far (see `scan_glob` and `FollowedFile::open`).
+    known: KnownFiles,
     sink: &'s mut dyn Sink,
     caught_up_sent: bool,
 }
@@ -273,6 +291,7 @@ impl<'s> Engine<'s> {
         specs: Vec<Spec>,
         options: SourceOptions,
         watches: DirWatches,
+        known: KnownFiles,
         sink: &'s mut dyn Sink,
     ) -> Engine<'s> {
         Engine {
@@ -283,7 +302,7 @@ impl<'s> Engine<'s> {
             next_id: 0,
             buf: vec![0; READ_BUFFER_BYTES],
             watches,
-            retired: Vec::new(),
+            known,
             sink,
             caught_up_sent: false,
         }
@@ -359,7 +378,14 @@ impl<'s> Engine<'s> {
             .find(|r| *r.label == *label)
             .map(|r| (r.file, r.offset));
         let start_at_end = at_startup && resume.is_none() && self.options.from == StartFrom::End;
-        let mut file = FollowedFile::new(id, path, from_glob, at_startup, start_at_end);
+        let mut file = FollowedFile::new(
+            id,
+            Arc::clone(&label),
+            path,
+            from_glob,
+            at_startup,
+            start_at_end,
+        );
         file.resume = resume;
         self.watches.want(&file.dir);
         self.sink.event(id, TailEvent::Discovered { label, source });
@@ -398,16 +424,18 @@ impl<'s> Engine<'s> {
             {
                 continue;
             }
-            // A rotated copy we already read and closed: same inode and same first bytes
-            // (the inode number alone may have been reused by a new file).
+            // A file read under another name (a rotated copy such as `app-20261122.log`, read
+            // as `app.log`): same inode and same first bytes, since the inode number alone may
+            // have been reused by a new file. A file that comes back to its own name is
+            // followed again, from where it was read to.
+            let label = matched.display().to_string();
             if self
-                .retired
-                .iter()
-                .any(|(held, fp)| *held == identity && file::starts_with(&path, fp))
+                .known
+                .read_elsewhere(&label, &path, &meta, Instant::now())
             {
                 continue;
             }
-            let label = Arc::from(matched.display().to_string());
+            let label = Arc::from(label);
             added.push(self.add_file(label, path, source, true, at_startup));
         }
         added
@@ -423,7 +451,7 @@ impl<'s> Engine<'s> {
             max_line_bytes: self.options.max_line_bytes,
             poll_interval: self.options.poll_interval,
             rotated_grace: self.options.rotated_grace,
-            retired: &mut self.retired,
+            known: &self.known,
         };
         f(&mut ctx, &mut self.files)
     }
@@ -434,10 +462,6 @@ impl<'s> Engine<'s> {
             if self.watches.want(dir) {
                 self.watches.refresh();
             }
-        }
-        if self.retired.len() > MAX_RETIRED {
-            let excess = self.retired.len() - MAX_RETIRED;
-            self.retired.drain(..excess);
         }
     }
 
@@ -455,8 +479,21 @@ impl<'s> Engine<'s> {
             for source in 0..self.specs.len() {
                 self.scan_glob(source, false);
             }
+            self.expire_known_files();
         }
         self.check_all();
+    }
+
+    /// Forgets the known files not seen for `--log-expiry`, except those still open (a quiet
+    /// file is not read, but it is there).
+    fn expire_known_files(&mut self) {
+        let now = Instant::now();
+        for file in &self.files {
+            for identity in file.open_identities() {
+                self.known.touch(identity, now);
+            }
+        }
+        self.known.expire(now);
     }
 
     /// Checks what the watches say changed.

@@ -32,6 +32,8 @@ pub struct StateSettings {
     pub constant_labels: Vec<(String, String)>,
     /// `--max-series` and what one engine or rank costs against it.
     pub series: SeriesGuard,
+    /// `--log-expiry`, in seconds: how long the series of a file that is gone stay.
+    pub log_expiry: f64,
 }
 
 /// Caps on what one log's lines can create. A log is one server: each cap is the most its
@@ -180,6 +182,14 @@ pub struct LogState {
     pub series_refused: u64,
     /// The latest time a parsed line of this log carried: the log's own present.
     pub latest_line_at: Option<f64>,
+    /// Found by a glob: once gone past `--log-expiry`, the log is forgotten altogether (a glob
+    /// over dated names would otherwise keep every file it ever matched).
+    pub from_glob: bool,
+    /// When (clock seconds) the path stopped naming any file, with everything read and closed.
+    pub gone_since: Option<f64>,
+    /// Gone for longer than `--log-expiry`: its series are not shown (a named path comes back
+    /// to the same counters; see [`State::judge`]).
+    pub expired: bool,
     pub vllm: VllmLog,
     pub trtllm: TrtllmLog,
 }
@@ -204,6 +214,9 @@ impl LogState {
             rejected: Vec::new(),
             series_refused: 0,
             latest_line_at: None,
+            from_glob: false,
+            gone_since: None,
+            expired: false,
             vllm: VllmLog::with_version(vllm_version),
             trtllm: TrtllmLog::default(),
         }
@@ -353,12 +366,46 @@ impl State {
         self.logs.iter().flatten()
     }
 
-    /// Judges every engine's liveness at `now` (seconds since the epoch), before a scrape.
+    /// The logs a scrape shows: all but those gone past `--log-expiry`.
+    pub fn shown_logs(&self) -> impl Iterator<Item = &LogState> {
+        self.iter_logs().filter(|log| !log.expired)
+    }
+
+    /// The index of the log labelled `label`, if there is one.
+    pub fn find_log(&self, label: &str) -> Option<usize> {
+        self.logs
+            .iter()
+            .position(|log| log.as_ref().is_some_and(|log| *log.label == *label))
+    }
+
+    /// Takes the log at `index` out of the state (it moves to another index).
+    pub fn take_log(&mut self, index: usize) -> Option<LogState> {
+        self.logs.get_mut(index).and_then(Option::take)
+    }
+
+    /// Judges every engine's liveness at `now` (seconds since the epoch), before a scrape, and
+    /// which logs are gone past `--log-expiry`: a glob's are forgotten, a named path's hidden.
     pub fn judge(&mut self, now: f64) {
         let interval = self.settings.stats_interval;
-        for log in self.logs.iter_mut().flatten() {
+        let expiry = self.settings.log_expiry;
+        let mut forgot = false;
+        for slot in &mut self.logs {
+            let Some(log) = slot else {
+                continue;
+            };
+            log.expired = log.gone_since.is_some_and(|gone| now - gone >= expiry);
+            if log.expired && log.from_glob {
+                tracing::info!(log = %log.label, "a file matched by a glob is gone for longer than --log-expiry; its series are dropped");
+                *slot = None;
+                forgot = true;
+                continue;
+            }
             log.vllm.judge(now, interval);
             log.trtllm.judge(now);
+        }
+        if forgot {
+            let guard = self.settings.series;
+            self.series = self.iter_logs().map(|l| l.series(&guard)).sum();
         }
     }
 

@@ -183,6 +183,7 @@ pub fn resident_bytes() -> u64 {
 pub enum Seen {
     Discovered(String),
     Opened,
+    Gone,
     Closed,
     Rotated,
     Truncated,
@@ -304,6 +305,7 @@ impl Sink for RecordingSink {
                 Seen::Discovered(label.to_string())
             }
             TailEvent::Opened(_) => Seen::Opened,
+            TailEvent::Gone => Seen::Gone,
             TailEvent::Closed => Seen::Closed,
             TailEvent::Rotated => Seen::Rotated,
             TailEvent::Truncated => Seen::Truncated,
