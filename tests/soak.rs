@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 
 use crate::support::agent::{sample, RunningAgent, DEADLINE};
 use crate::support::tail::wait_until;
-use crate::support::writer::{first_number_in, numbers_in, Logrotate, NumberTail, PacedWriter};
+use crate::support::writer::{
+    first_number_in, numbers_in, sum_to, Logrotate, NumberTail, PacedWriter,
+};
 
 /// How long the engine goes on writing to the renamed file before it reopens its log.
 const REOPEN_AFTER: Duration = Duration::from_millis(100);
@@ -196,4 +198,106 @@ fn soak_rotation_under_load() {
 /// Sleeps until `when` (the rotator's schedule).
 fn sleep_until(when: Instant) {
     std::thread::sleep(when.saturating_duration_since(Instant::now()));
+}
+
+/// The soak over a glob of dated names: `*.log` while logrotate's `dateext` turns `app.log`
+/// into `app-<date>.log` (a new match of the glob, holding lines already read) again and
+/// again, and the agent is stopped and started again with `--state-file` in the middle, while
+/// the engine goes on writing and one more rotation happens. Every line must be counted once
+/// over all labels: the count of lines and the sum of their numbers
+/// (`vllm:num_preemptions_total`, line n adds n) both match what was written.
+#[test]
+#[ignore = "load: run by .ci/run with --ignored"]
+fn soak_dated_rotation_under_a_glob_across_a_restart() {
+    let seconds = knob("LLMTAIL_SOAK_SECONDS", 60).div_ceil(2);
+    let rate = knob("LLMTAIL_SOAK_RATE", 10_000);
+    let rotations = knob("LLMTAIL_SOAK_ROTATIONS", 20);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("app.log");
+    let pattern = format!("{}/*.log", dir.path().display());
+    let state = dir.path().join("state.json");
+    let flags = [
+        "--log",
+        pattern.as_str(),
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    // A name per second: rotations are spaced more than a second apart. Old dated files are
+    // kept, so that what the agent had not read when it stopped is still there to read.
+    let dateext = Logrotate::new(
+        dir.path(),
+        "dateext",
+        &log,
+        &[
+            "create",
+            "dateext",
+            "dateformat -%Y%m%d%H%M%S",
+            "extension .log",
+            "rotate 1000",
+        ],
+    );
+    let spacing =
+        (Duration::from_secs(seconds) / (rotations as u32 + 1)).max(Duration::from_millis(1100));
+
+    let mut agent = Some(RunningAgent::start(&flags));
+    let writer = PacedWriter::spawn(&log, rate);
+    let started = Instant::now();
+    for k in 0..rotations {
+        sleep_until(started + spacing * (k as u32 + 1));
+        if k == rotations / 2 {
+            // Stopped (the state is saved), a rotation while it is down, started again.
+            agent.take().unwrap().stop().unwrap();
+            dateext.run();
+            std::thread::sleep(REOPEN_AFTER);
+            writer.reopen();
+            agent = Some(RunningAgent::start(&flags));
+            continue;
+        }
+        dateext.run();
+        std::thread::sleep(REOPEN_AFTER);
+        writer.reopen();
+    }
+    sleep_until(started + spacing * (rotations as u32 + 1));
+    let (total, _) = writer.stop();
+    let agent = agent.unwrap();
+
+    let summed = |metrics: &str, name: &str| -> u64 {
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>() as u64
+    };
+    let label = log.to_str().unwrap();
+    let metrics = agent.wait_for(&format!("line {total}"), |m| {
+        sample(m, "vllm:num_requests_running", &[("log", label)]) == Some(total as f64)
+    });
+    // Lines are read in order within a file, but a dated file the agent found under its own
+    // name may still be read after the last line: wait for the count to settle.
+    let mut last = (0, 0);
+    assert!(wait_until(DEADLINE, || {
+        let metrics = agent.metrics();
+        let now = (
+            summed(&metrics, "llmtail_lines_read_total"),
+            summed(&metrics, "vllm:num_preemptions_total"),
+        );
+        let settled = now == last && now.0 >= total;
+        last = now;
+        settled
+    }));
+    let dated = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("app-"))
+        .count();
+    println!(
+        "soak (dated names under a glob, a restart): {total} lines, {dated} dated files, \
+         {} lines counted, the sum of their numbers {} (written: {}); log labels: {}",
+        last.0,
+        last.1,
+        sum_to(total),
+        metrics.matches("llmtail_lines_read_total{").count(),
+    );
+    assert_eq!(last.0, total, "lines counted over all labels");
+    assert_eq!(last.1, sum_to(total), "every line once");
 }
