@@ -80,7 +80,10 @@ def writer():
             n += len(batch)
             if n % 500 < 10:
                 k += 1
-                batch.append("(APIServer pid=1) INFO 01-01 00:00:00 [loggers.py:257] Engine 000: "
+                # Stamped now: a stats line from long ago is an engine overdue, whose gauges
+                # are not shown.
+                stamp = time.strftime("%m-%d %H:%M:%S")
+                batch.append(f"(APIServer pid=1) INFO {stamp} [loggers.py:257] Engine 000: "
                              "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, "
                              f"Running: {k} reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n")
                 n += 1
@@ -128,4 +131,45 @@ for _ in $(seq 50); do
   curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$PORT/metrics"
 done | sort -g | awk -v series="$SERIES" '{ v[NR] = $1 * 1000 } END { printf "scrape: %d series, %d scrapes, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", series, NR, v[int(NR / 2)], v[int(NR * 0.99)], v[NR] }'
 echo "scrape: peak RSS $(hwm_kb $PID) KB, body $(curl -s "http://127.0.0.1:$PORT/metrics" | wc -c) bytes"
+stop
+
+# 4. 200 scrapers at once, each scraping in a loop, while the agent ingests as fast as it can
+#    (a generated log appended again and again) with ~10k series: how long a scrape waits on
+#    ingestion and on the other scrapes. SCRAPERS (200) and LOAD_SECONDS.
+SCRAPERS=${SCRAPERS:-200}
+cargo build --release --quiet --example scrapers
+SCRAPE=$TARGET/release/examples/scrapers
+cp "$WORK/many.log" "$WORK/busy.log"
+"$LLMTAIL" --log "$WORK/busy.log" --web.listen-address "127.0.0.1:$PORT" 2>"$WORK/busy.err" &
+PID=$!
+wait_up
+sleep 1
+echo "scrapers: 1 alone, $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -vc '^#') series: $("$SCRAPE" --port "$PORT" --scrapers 1 --seconds 3)"
+echo "scrapers: $SCRAPERS at once, no ingestion: $("$SCRAPE" --port "$PORT" --scrapers "$SCRAPERS" --seconds "$LOAD_SECONDS")"
+( end=$((SECONDS + LOAD_SECONDS + 2)); while [ $SECONDS -lt $end ]; do cat "$WORK/mix.log" >>"$WORK/busy.log"; done ) &
+FEEDER=$!
+sleep 1
+before=$(cpu_ticks $PID)
+echo "scrapers: $SCRAPERS at once, ingesting flat out: $("$SCRAPE" --port "$PORT" --scrapers "$SCRAPERS" --seconds "$LOAD_SECONDS")"
+wait $FEEDER
+LINES=$(curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^llmtail_lines_read_total/ { print $2 }')
+echo "scrapers: meanwhile llmtail read $LINES lines in all, $(awk -v t=$(( $(cpu_ticks $PID) - before )) -v hz="$HZ" 'BEGIN { printf "%.1f s of CPU", t / hz }'), peak RSS $(hwm_kb $PID) KB"
+stop
+
+# 5. Memory following 1,000 files (200 generated lines each, read at start, then quiet).
+mkdir -p "$WORK/thousand"
+for i in $(seq -w 1 1000); do
+  head -n 200 "$WORK/mix.log" >"$WORK/thousand/vllm-$i.log"
+done
+"$LLMTAIL" --log "$WORK/thousand/*.log" --web.listen-address "127.0.0.1:$PORT" 2>"$WORK/thousand.err" &
+PID=$!
+wait_up
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && break
+  sleep 0.1
+done
+sleep 2
+t0=$(cpu_ticks $PID)
+sleep 10
+echo "1,000 files: RSS $(rss_kb $PID) KB, peak RSS $(hwm_kb $PID) KB, $(ls /proc/$PID/fd | wc -l) descriptors, $(( $(cpu_ticks $PID) - t0 )) ticks of CPU in 10 s idle, $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -c '^llmtail_log_open{.*} 1') logs open"
 stop

@@ -37,6 +37,9 @@ pub const DEFAULT_INTERVAL: f64 = 10.0;
 /// Busy gaps needed before the smallest one is taken as the interval.
 const GAPS_TO_LEARN: u32 = 3;
 
+/// The shortest interval the lines can tell: their timestamps' resolution.
+const MIN_LEARNED_INTERVAL: f64 = 1.0;
+
 /// Gaps of consecutive lines needed before their drift is taken as the lateness: with fewer,
 /// the one-second resolution of the line times is larger than any lateness worth correcting.
 const GAPS_FOR_LATENESS: u32 = 6;
@@ -313,7 +316,13 @@ impl Pacing {
         }
     }
 
+    /// Learns from the gap after a line that showed work. A log prints whole seconds, so a
+    /// gap is never taken as less than one: with an interval under a second (or a line
+    /// printed twice in one second), a gap of 0 made the interval 0, every token window
+    /// empty and the engine overdue at once. Sub-second intervals need
+    /// `--vllm-stats-interval`.
     fn learn(&mut self, gap: f64) {
+        let gap = gap.max(MIN_LEARNED_INTERVAL);
         self.busy_gaps = self.busy_gaps.saturating_add(1);
         self.min_busy_gap = Some(self.min_busy_gap.map_or(gap, |m| m.min(gap)));
     }
@@ -354,5 +363,21 @@ mod tests {
         assert!((lateness - 0.05).abs() < 0.01, "{lateness}");
         // One token a second: the tokens are the seconds the windows covered.
         assert!((total - 199.0 * 10.05).abs() < 1.0, "{total}");
+    }
+
+    /// Found by benches/live.sh: stats lines twice a second print the same second twice; the
+    /// gap of 0 was learned as the interval, so no line added tokens and the engine was judged
+    /// overdue (its gauges hidden) while it logged 20 lines a second.
+    #[test]
+    fn two_lines_in_one_second_do_not_make_the_interval_zero() {
+        let mut pacing = Pacing::default();
+        for k in 0..40 {
+            let at = (1000.0 + f64::from(k) * 0.5).floor();
+            pacing.v1_window(Some(at), true, StatsInterval::Auto);
+        }
+        assert_eq!(
+            pacing.interval(StatsInterval::Auto),
+            (1.0, IntervalSource::Learned)
+        );
     }
 }
