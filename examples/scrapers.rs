@@ -14,7 +14,10 @@ fn arg(name: &str, default: u64) -> u64 {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name} {v}: not a number")))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name} {v}: not a number"))
+        })
         .unwrap_or(default)
 }
 

@@ -111,6 +111,7 @@ pub async fn serve_on(
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
         logs: settings.logs.iter().cloned().collect(),
         clock,
+        snapshots: Arc::default(),
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");

@@ -6,6 +6,7 @@
 
 pub mod render;
 pub mod serve;
+mod snapshot;
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +20,7 @@ use crate::config::LogSettings;
 use crate::pipeline::Clock;
 use crate::state::State;
 use render::Format;
+pub use snapshot::Snapshots;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -29,6 +31,8 @@ pub struct Shared {
     pub logs: Arc<[LogSettings]>,
     /// What "now" is when an engine's silence is judged.
     pub clock: Clock,
+    /// The newest rendered bodies, which scrapes arriving together share.
+    pub snapshots: Arc<Snapshots>,
 }
 
 /// The router: metrics, landing page, health.
@@ -45,11 +49,11 @@ pub fn app(shared: Shared) -> Router {
 async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::negotiate(accept);
-    // Rendering holds the state lock; do it off the async workers so a big exposition never
-    // stalls other requests.
-    let now = shared.clock.now();
-    let body =
-        tokio::task::spawn_blocking(move || render::render(&shared.state, format, now)).await;
+    let (state, clock) = (Arc::clone(&shared.state), shared.clock.clone());
+    let body = shared
+        .snapshots
+        .get(format, move || render::render(&state, format, clock.now()))
+        .await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
         Err(e) => (
