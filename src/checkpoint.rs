@@ -75,8 +75,21 @@ pub struct SavedLog {
     pub position: Option<FilePosition>,
     pub io: LogIo,
     pub parsed: Vec<SavedGrammarCount>,
+    /// Lines rejected, by grammar (added within version 1: older files have none).
+    #[serde(default)]
+    pub rejected: Vec<SavedRejections>,
+    /// Records refused by a cap (added within version 1).
+    #[serde(default)]
+    pub series_refused: u64,
     pub vllm: VllmLog,
     pub trtllm: TrtllmLog,
+}
+
+/// One grammar's rejected lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedRejections {
+    pub grammar: String,
+    pub lines: u64,
 }
 
 /// The whole state file.
@@ -129,6 +142,15 @@ impl SavedLog {
                     last_timestamp: g.last_timestamp,
                 })
                 .collect(),
+            rejected: log
+                .rejected
+                .iter()
+                .map(|(grammar, lines)| SavedRejections {
+                    grammar: grammar.to_string(),
+                    lines: *lines,
+                })
+                .collect(),
+            series_refused: log.series_refused,
             vllm: log.vllm.clone(),
             trtllm: log.trtllm.clone(),
         }
@@ -144,20 +166,30 @@ impl SavedLog {
             .parsed
             .iter()
             .filter_map(|g| {
-                // Grammar names are `&'static str` in the state; one this build does not know is dropped.
-                let grammar = llmtail_grammars::GRAMMAR_NAMES
-                    .iter()
-                    .find(|n| **n == g.grammar)?;
                 Some(GrammarCount {
-                    grammar,
+                    grammar: known_grammar(&g.grammar)?,
                     lines: g.lines,
                     last_timestamp: g.last_timestamp,
                 })
             })
             .collect();
+        log.rejected = self
+            .rejected
+            .iter()
+            .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
+            .collect();
+        log.series_refused = self.series_refused;
         log.vllm = self.vllm.clone();
         log.trtllm = self.trtllm.clone();
     }
+}
+
+/// Grammar names are `&'static str` in the state; one this build does not know is dropped.
+fn known_grammar(name: &str) -> Option<&'static str> {
+    llmtail_grammars::GRAMMAR_NAMES
+        .iter()
+        .find(|known| **known == name)
+        .copied()
 }
 
 impl Checkpoint {
@@ -325,6 +357,8 @@ mod tests {
             lines: 5,
             last_timestamp: 1.0,
         });
+        log.reject("vllm_stats");
+        log.series_refused = 2;
         let position = FilePosition {
             file: FileId {
                 dev: 1,
@@ -352,6 +386,8 @@ mod tests {
         assert_eq!(fresh.vllm, log.vllm);
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
+        assert_eq!(fresh.rejected, log.rejected);
+        assert_eq!(fresh.series_refused, 2);
         let left: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())

@@ -175,10 +175,9 @@ pub struct LogState {
     pub io: LogIo,
     pub parsed: Vec<GrammarCount>,
     /// Per grammar, lines that were its engine's record but were rejected (cut off, changed,
-    /// or carrying a value the engine cannot print). Not in the state file yet: a restart
-    /// starts them at 0, as a counter of a restarted process does.
+    /// or carrying a value the engine cannot print).
     pub rejected: Vec<(&'static str, u64)>,
-    /// Records refused by a cap ([`caps`], `--max-series`). Not in the state file either.
+    /// Records refused by a cap ([`caps`], `--max-series`).
     pub series_refused: u64,
     /// The latest time a parsed line of this log carried: the log's own present.
     pub latest_line_at: Option<f64>,
