@@ -302,3 +302,69 @@ fn the_series_of_a_file_that_is_gone_go_after_log_expiry() {
         "counters go on"
     );
 }
+
+/// `llmtail_lines_read_total` and `vllm:num_preemptions_total` summed over all logs, from a
+/// one-shot run with `flags`.
+fn one_shot_totals(flags: &[String]) -> (f64, usize) {
+    let mut argv = vec!["llmtail".to_string(), "--one-shot".to_string()];
+    argv.extend_from_slice(flags);
+    let metrics = crate::replay::one_shot(&argv);
+    let read: f64 = lines_read(&metrics).iter().map(|(_, n)| n).sum();
+    (read, lines_read(&metrics).len())
+}
+
+/// Found by the second break-it run: with a glob given before a path it matches, the path's
+/// state replaced the glob's, and every line the glob's reader handed on was dropped as "from
+/// a log that was never announced" (0 of 10 lines counted).
+#[test]
+fn a_glob_given_before_a_path_it_matches_reads_the_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    write_stats(&log, 1..=10);
+    let glob = format!("{}/*.log", dir.path().display());
+    let path = log.display().to_string();
+    for flags in [
+        ["--log", &glob, "--log", &path],
+        ["--log", &path, "--log", &glob],
+    ] {
+        let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+        assert_eq!(one_shot_totals(&flags), (10.0, 1), "{flags:?}");
+    }
+}
+
+/// Found by the second break-it run: one file named twice (a symlink and its target, a hard
+/// link, `/./`, `//`) was read once per name as it grew (20 lines counted of 15).
+#[test]
+fn one_file_under_several_names_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    write_stats(&log, 1..=10);
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&log, &link).unwrap();
+    let hard = dir.path().join("hard.txt");
+    std::fs::hard_link(&log, &hard).unwrap();
+    let names = [
+        log.display().to_string(),
+        link.display().to_string(),
+        hard.display().to_string(),
+        format!("{}/./a.log", dir.path().display()),
+        format!("{}//a.log", dir.path().display()),
+    ];
+    let mut flags = Vec::new();
+    for name in &names {
+        flags.extend(["--log", name.as_str()]);
+    }
+    let agent = RunningAgent::start(&flags);
+    let total = |m: &str| lines_read(m).iter().map(|(_, n)| n).sum::<f64>();
+    agent.wait_for("10 lines", |m| total(m) >= 10.0);
+    write_stats(&log, 11..=15);
+    agent.wait_for("15 lines", |m| total(m) >= 15.0);
+    // Not a wait for a result: time for a second reading to show, if there were one.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        total(&agent.metrics()),
+        15.0,
+        "{:?}",
+        lines_read(&agent.metrics())
+    );
+}

@@ -144,6 +144,8 @@ pub(crate) struct FollowedFile {
     retry_at: Option<Instant>,
     /// The path named nothing when last looked at.
     missing: bool,
+    /// The path names a file another followed path reads (see `follow_elsewhere`).
+    aliased: bool,
     /// The budget ran out before the end of the file: check again without waiting.
     pub more: bool,
     /// Where a restart goes on (from the state file): the file and the offset after the last
@@ -177,6 +179,7 @@ impl FollowedFile {
             initial: at_startup && existing.is_some(),
             settled: !at_startup || existing.is_none(),
             missing: existing.is_none(),
+            aliased: false,
             start_at_end: existing.as_ref().filter(|_| start_at_end).map(Identity::of),
             path,
             current: None,
@@ -294,6 +297,11 @@ impl FollowedFile {
             .ok()
             .filter(|target| *target != self.path);
         let identity = Identity::of(&meta);
+        if !ctx.known.hold(identity, self.id) {
+            self.follow_elsewhere(ctx);
+            return;
+        }
+        self.aliased = false;
         let mut log = match self.rotated.iter().position(|r| r.log.identity == identity) {
             // The path names again a file we are still draining (a symlink switched back):
             // it goes on where it is.
@@ -376,6 +384,17 @@ impl FollowedFile {
         self.rotate_away(log, ctx);
     }
 
+    /// The path names a file another followed path has open (a symlink and its target, a
+    /// hard link): that one reads it, so each line is read once. Looked at again at the next
+    /// poll, in case the other lets it go.
+    fn follow_elsewhere(&mut self, ctx: &mut Ctx<'_>) {
+        if !self.aliased {
+            tracing::info!(path = %self.path.display(), "this file is already followed under another name; its lines are counted there");
+            self.aliased = true;
+        }
+        self.retry_at = Some(ctx.now + ctx.poll_interval);
+    }
+
     fn open_failed(&mut self, error: std::io::Error, ctx: &mut Ctx<'_>) {
         self.open_failures = self.open_failures.saturating_add(1);
         let backoff = ctx
@@ -456,6 +475,7 @@ impl FollowedFile {
 
     /// Closes one descriptor for good: its unterminated tail can never become a line.
     fn retire(&mut self, mut log: OpenLog, ctx: &mut Ctx<'_>) {
+        ctx.known.release(log.identity, self.id);
         // Recorded before the partial line is dropped: if this file is opened again (a
         // symlink switched back), that line is read whole once it is complete.
         ctx.known

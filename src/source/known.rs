@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::file::Identity;
-use super::FileId;
+use super::{FileId, LogId};
 
 /// One file read, as the state file keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +56,9 @@ pub struct KnownFiles(Arc<Mutex<Registry>>);
 #[derive(Debug)]
 struct Registry {
     files: HashMap<Identity, Entry>,
+    /// Which log has each open file open: one file is read by one log, whatever names it
+    /// (a symlink and its target, hard links, a path a glob also matches).
+    holders: HashMap<Identity, LogId>,
     expiry: Duration,
 }
 
@@ -77,7 +80,11 @@ impl KnownFiles {
                 (identity_of(&known.file), entry)
             })
             .collect();
-        KnownFiles(Arc::new(Mutex::new(Registry { files, expiry })))
+        KnownFiles(Arc::new(Mutex::new(Registry {
+            files,
+            holders: HashMap::new(),
+            expiry,
+        })))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
@@ -144,6 +151,20 @@ impl KnownFiles {
         }
         entry.seen = now;
         true
+    }
+
+    /// Claims an open file for `log`; false if another log has it open (the same file under
+    /// another name), which then reads it alone.
+    pub(crate) fn hold(&self, identity: Identity, log: LogId) -> bool {
+        *self.lock().holders.entry(identity).or_insert(log) == log
+    }
+
+    /// `log` closed the file.
+    pub(crate) fn release(&self, identity: Identity, log: LogId) {
+        let mut registry = self.lock();
+        if registry.holders.get(&identity) == Some(&log) {
+            registry.holders.remove(&identity);
+        }
     }
 
     /// Marks a file seen (it is open).

@@ -315,19 +315,26 @@ impl<'s> Engine<'s> {
     }
 
     /// Adds the plain paths and what the globs match now.
+    ///
+    /// Paths first, so a path a glob also matches is followed as the path (with its own
+    /// settings), once: a path given twice (`/x/./a.log`, `//x/a.log`, relative and absolute
+    /// spellings all resolve to one) is followed once too.
     fn discover_at_startup(&mut self) {
         for source in 0..self.specs.len() {
-            match &self.specs[source] {
-                Spec::Path { label, path } => {
-                    let (label, path) = (Arc::clone(label), path.clone());
-                    self.add_file(label, path, source, false, true);
-                }
-                Spec::Glob { base, .. } => {
-                    let base = base.clone();
-                    self.watches.want(&base);
-                    self.scan_glob(source, true);
-                }
-                Spec::Stdin => {}
+            let Spec::Path { label, path } = &self.specs[source] else {
+                continue;
+            };
+            if self.files.iter().any(|f| f.path == *path) {
+                continue;
+            }
+            let (label, path) = (Arc::clone(label), path.clone());
+            self.add_file(label, path, source, false, true);
+        }
+        for source in 0..self.specs.len() {
+            if let Spec::Glob { base, .. } = &self.specs[source] {
+                let base = base.clone();
+                self.watches.want(&base);
+                self.scan_glob(source, true);
             }
         }
     }
