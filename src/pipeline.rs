@@ -70,6 +70,8 @@ struct StateFile {
     /// The reader's registry of files read, saved with the state.
     known: KnownFiles,
     last_saved: Instant,
+    /// Lines or events came since the last save.
+    changed: bool,
 }
 
 /// Envelope, grammar and state for every followed file.
@@ -158,6 +160,7 @@ impl Pipeline {
             restored,
             known,
             last_saved: Instant::now(),
+            changed: false,
         });
         self
     }
@@ -205,6 +208,7 @@ impl Pipeline {
             return;
         };
         state_file.last_saved = Instant::now();
+        state_file.changed = false;
         if let Err(e) = checkpoint.save(&state_file.path) {
             tracing::warn!("{e}");
         }
@@ -316,14 +320,21 @@ impl Pipeline {
         }
     }
 
-    /// Saves the state file if it is due.
+    /// Saves the state file if something changed and the last save is old enough.
     fn maybe_save(&mut self) {
         let due = self
             .state_file
             .as_ref()
-            .is_some_and(|f| f.last_saved.elapsed() >= CHECKPOINT_INTERVAL);
+            .is_some_and(|f| f.changed && f.last_saved.elapsed() >= CHECKPOINT_INTERVAL);
         if due {
             self.save_checkpoint();
+        }
+    }
+
+    /// Notes that the state (or a position) changed since the last save.
+    fn note_change(&mut self) {
+        if let Some(state_file) = &mut self.state_file {
+            state_file.changed = true;
         }
     }
 }
@@ -331,6 +342,7 @@ impl Pipeline {
 impl Sink for Pipeline {
     fn lines(&mut self, log: LogId, lines: &mut Lines<'_>) {
         let index = log.0 as usize;
+        self.note_change();
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *guard;
@@ -410,6 +422,7 @@ impl Sink for Pipeline {
 
     fn event(&mut self, log: LogId, event: TailEvent) {
         let index = log.0 as usize;
+        self.note_change();
         match event {
             TailEvent::Discovered { label, source } => self.discover(index, label, source),
             TailEvent::Offset(offset) => {
@@ -429,6 +442,13 @@ impl Sink for Pipeline {
             }
             event => self.count(index, event),
         }
+    }
+
+    /// Saves the state a while after the last lines, not only when more lines come: a
+    /// `kill -9` after a burst then a quiet hour lost the whole burst (and a rotation while
+    /// down lost what followed the stale position).
+    fn tick(&mut self) {
+        self.maybe_save();
     }
 
     fn caught_up(&mut self) {

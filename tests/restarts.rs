@@ -217,3 +217,26 @@ fn a_state_file_that_is_not_ours_is_ignored_with_a_warning() {
         "replaced by a real state file"
     );
 }
+
+/// Found by the second break-it run: the state file was written only when more lines came, so
+/// after a burst and a quiet spell a `kill -9` restarted from before the burst (and a rotation
+/// while down lost what followed the stale position). It is written a few seconds after the
+/// last lines, with the agent still running.
+#[test]
+fn the_state_file_is_saved_after_the_last_lines_without_waiting_for_more() {
+    let setup = WithStateFile::new();
+    append(&setup.log, 1..=20);
+    let agent = RunningAgent::start(&setup.flags());
+    counters_at(&agent, &setup.log, 20);
+    let saved_lines = || -> Option<u64> {
+        let text = std::fs::read_to_string(&setup.state).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+        json["logs"][0]["io"]["lines_read"].as_u64()
+    };
+    let waited = crate::support::tail::wait_until(
+        llmtail::pipeline::CHECKPOINT_INTERVAL * 3,
+        || saved_lines() == Some(20),
+    );
+    assert!(waited, "the state file says {:?} lines", saved_lines());
+    agent.stop().unwrap();
+}

@@ -217,4 +217,8 @@ pub trait Sink: Send {
     /// be opened count as read). Called once; stdin is not waited for while following, since
     /// a pipe has no end to catch up with. [`Reader::read_to_end`] calls it when it is done.
     fn caught_up(&mut self) {}
+    /// Called by a following reader after each round of checks, at least once per poll
+    /// interval whether lines came or not: time-driven work (saving the state file after the
+    /// last lines of a burst) goes here.
+    fn tick(&mut self) {}
 }

@@ -243,6 +243,7 @@ impl Reader {
             }
             engine.check_due();
             engine.forget_gone_glob_files();
+            engine.sink.tick();
         }
         engine.close_all();
         drop(wake_tx);
