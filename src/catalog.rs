@@ -571,6 +571,27 @@ pub fn is_valid_label_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Found by the second break-it run: `--label request_type=x` was accepted and written
+    /// next to the family's own `request_type`, and promtool rejected the whole scrape
+    /// ("duplicate label names"). Every label a series gets from llmtail is reserved.
+    #[test]
+    fn every_label_llmtail_sets_is_reserved() {
+        let vllm = VLLM_ENGINE.iter().filter_map(|m| match m.read {
+            Reading::Labelled(label, _) => Some(label),
+            Reading::One(_) => None,
+        });
+        let trtllm = TRTLLM.iter().filter_map(|m| match m.read {
+            TrtllmReading::Labelled(label, _) => Some(label),
+            _ => None,
+        });
+        for label in vllm.chain(trtllm) {
+            assert!(
+                crate::config::RESERVED_LABELS.contains(&label),
+                "{label} is set by llmtail but a --label may take it"
+            );
+        }
+    }
+
     #[test]
     fn a_position_without_a_sample_has_no_series_and_the_others_keep_theirs() {
         let metric = VLLM_ENGINE

@@ -195,7 +195,7 @@ fn known_grammar(name: &str) -> Option<&'static str> {
 impl Checkpoint {
     /// Reads a state file; `Ok(None)` when there is none yet.
     pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_regular(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => {
@@ -294,6 +294,26 @@ impl Checkpoint {
     pub fn log(&self, label: &str) -> Option<&SavedLog> {
         self.logs.iter().find(|l| l.label == label)
     }
+}
+
+/// The text of the regular file at `path`. A FIFO put there would block the start-up in
+/// `open` until a writer came (and `/metrics` with it); anything but a regular file is an error.
+fn read_regular(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// Creates `.NAME.RANDOM.tmp` in `dir` for writing, a name nobody else can have chosen: with
@@ -624,6 +644,20 @@ mod tests {
              checkpoint::Saved:\n{}",
             missing.join("\n")
         );
+    }
+
+    /// Found by the second break-it run: a FIFO at the state file's path blocked start-up in
+    /// `open` (and `/metrics` never answered).
+    #[test]
+    fn a_fifo_at_the_state_files_path_is_an_error_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("state.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        let error = Checkpoint::load(&fifo).unwrap_err().to_string();
+        assert!(error.contains("not a regular file"), "{error}");
     }
 
     #[test]

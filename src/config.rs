@@ -30,6 +30,14 @@ pub const RESERVED_LABELS: &[&str] = &[
     "rank",
     "le",
     "source",
+    // Triton's TensorRT-LLM families (catalog::TRTLLM), one sample per type.
+    "request_type",
+    "memory_type",
+    "kv_cache_block_type",
+    "inflight_batcher_specific_metric",
+    "v1_specific_metric",
+    "general_type",
+    "disaggregated_serving_type",
 ];
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
@@ -203,6 +211,25 @@ fn log_expiry(text: &str, origin: &str) -> Result<std::time::Duration, ConfigErr
             "{origin}: {text:?} is not a duration ({e})\n  fix: e.g. 10m (the default), 90s or 1h"
         ))
     })
+}
+
+/// The state file must not be one of the logs: saving it would replace the log.
+fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result<(), ConfigError> {
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let state = absolute(state_file);
+    let is_log = logs.iter().any(|log| match &log.spec {
+        LogSpec::Path(path) => absolute(path) == state,
+        LogSpec::Glob(pattern) => glob::Pattern::new(pattern)
+            .is_ok_and(|p| p.matches_path(&state) || p.matches_path(state_file)),
+        LogSpec::Stdin => false,
+    });
+    if is_log {
+        return Err(ConfigError(format!(
+            "--state-file {} is also a log to follow: saving the state would replace the log\n  fix: keep the state elsewhere, e.g. --state-file /var/lib/llmtail/state.json",
+            state_file.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Looks up a time zone by its IANA name.
@@ -391,6 +418,10 @@ impl Settings {
             (None, Some(text)) => log_expiry(&text, &format!("{config_origin}, log_expiry"))?,
             (None, None) => crate::source::DEFAULT_LOG_EXPIRY,
         };
+        let state_file = cli.state_file.or(config.state_file);
+        if let Some(state_file) = &state_file {
+            check_state_file_is_no_log(state_file, &logs)?;
+        }
         Ok(Settings {
             logs,
             listen_address,
@@ -403,7 +434,7 @@ impl Settings {
             max_line_bytes,
             max_series,
             log_expiry,
-            state_file: cli.state_file.or(config.state_file),
+            state_file,
             one_shot: cli.one_shot,
         })
     }
@@ -496,6 +527,19 @@ mod tests {
             (
                 &["--log", "x", "--max-series", "0"],
                 "--max-series: 0 would refuse every engine",
+            ),
+            (
+                &["--log", "/var/log/a.log", "--state-file", "/var/log/a.log"],
+                "--state-file /var/log/a.log is also a log to follow",
+            ),
+            (
+                &[
+                    "--log",
+                    "/var/log/*.log",
+                    "--state-file",
+                    "/var/log/state.log",
+                ],
+                "is also a log to follow",
             ),
             (
                 &["--log", "x", "--log-expiry", "ten minutes"],

@@ -233,10 +233,10 @@ fn the_state_file_is_saved_after_the_last_lines_without_waiting_for_more() {
         let json: serde_json::Value = serde_json::from_str(&text).ok()?;
         json["logs"][0]["io"]["lines_read"].as_u64()
     };
-    let waited = crate::support::tail::wait_until(
-        llmtail::pipeline::CHECKPOINT_INTERVAL * 3,
-        || saved_lines() == Some(20),
-    );
+    let waited =
+        crate::support::tail::wait_until(llmtail::pipeline::CHECKPOINT_INTERVAL * 3, || {
+            saved_lines() == Some(20)
+        });
     assert!(waited, "the state file says {:?} lines", saved_lines());
     agent.stop().unwrap();
 }
