@@ -683,3 +683,22 @@ fn stdin_is_read_to_its_end_while_following() {
     assert_eq!(record.count(&Seen::Closed), 1, "closed once, at its end");
     assert_nothing_lost(&record);
 }
+
+/// Found by the second break-it run: `printf 'a\nb'  | llmtail --log -` dropped `b` as a
+/// truncated partial line. Standard input that ended cannot grow: its last line is whole.
+#[test]
+fn the_last_line_of_stdin_without_a_newline_is_a_line() {
+    let reader = Reader::new(vec![LogSpec::Stdin], event_driven())
+        .expect("reader")
+        .with_stdin(Cursor::new(b"x 0\nx 1".to_vec()));
+    let tail = Tail::start_reader(reader);
+    assert!(tail.wait(|r| r.count(&Seen::Closed) == 1));
+    let record = tail.stop();
+    assert_eq!(record.texts_of("-"), numbered("x", 0..2));
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
+
+    let one_shot = Reader::new(vec![LogSpec::Stdin], event_driven())
+        .expect("reader")
+        .with_stdin(Cursor::new(b"y 0\ny 1".to_vec()));
+    assert_eq!(read_once(one_shot).texts_of("-"), numbered("y", 0..2));
+}

@@ -80,6 +80,7 @@ impl StdinLog {
                 Ok(Chunk::Data(data)) => self.feed(&data, sink),
                 Ok(Chunk::End) | Err(TryRecvError::Disconnected) => {
                     self.chunks = None;
+                    self.end_last_line(sink);
                     self.close(sink);
                 }
                 Err(TryRecvError::Empty) => return,
@@ -100,7 +101,16 @@ impl StdinLog {
                 }
             }
         }
+        self.end_last_line(sink);
         self.close(sink);
+    }
+
+    /// Standard input ended: its last line is complete even without a `\n` (`printf` and
+    /// `echo -n` write no newline; unlike a file, nothing more can come).
+    fn end_last_line(&mut self, sink: &mut dyn Sink) {
+        if self.splitter.pending_len() > 0 {
+            self.feed(b"\n", sink);
+        }
     }
 
     fn feed(&mut self, data: &[u8], sink: &mut dyn Sink) {
@@ -114,7 +124,7 @@ impl StdinLog {
         sink.event(id, TailEvent::Offset(complete));
     }
 
-    /// Stdin ended (or the reader stops): an unterminated last line is dropped.
+    /// The reader stops before stdin ended: an unterminated last line is dropped.
     pub fn close(&mut self, sink: &mut dyn Sink) {
         if self.closed {
             return;
