@@ -44,8 +44,9 @@ pub struct Cli {
     #[arg(long = "web.listen-address", value_name = "HOST:PORT")]
     pub listen_address: Option<String>,
 
-    /// Connections served at once; more wait (a client that sends nothing is closed after 5 s)
-    /// or, past 64 waiting per place, are closed. [default: 64]
+    /// Requests answered at once; more wait for a place. Idle connections and connections
+    /// still sending their request take none (a request head must arrive within 5 s); at most 64
+    /// per place are open, and past that the one that waited longest is closed. [default: 64]
     #[arg(long = "web.max-connections", value_name = "N")]
     pub max_connections: Option<usize>,
 

@@ -29,6 +29,66 @@ fn free_address() -> String {
     format!("127.0.0.1:{port}")
 }
 
+/// Starts the agent on an empty log with `flags`; returns it, once ready, and its address.
+fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, "").unwrap();
+    let address = free_address();
+    let agent = Agent(
+        Command::new(env!("CARGO_BIN_EXE_llmtail"))
+            .args([
+                "--log",
+                log.to_str().unwrap(),
+                "--web.listen-address",
+                &address,
+            ])
+            .args(flags)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let addr = address.parse().unwrap();
+    assert!(
+        eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
+        "never ready"
+    );
+    (agent, addr, dir)
+}
+
+/// Found by the second break-it run: connections that each send one byte and stall took
+/// every place (a place was taken once a client spoke), and a scraper waited behind them past
+/// Prometheus' 10 s timeout; past the cap on waiting connections it was refused outright.
+#[test]
+fn clients_that_send_a_byte_and_stall_neither_hold_places_nor_lock_scrapers_out() {
+    rlimit::increase_nofile_limit(u64::MAX).unwrap();
+    // Two places, so 128 open connections at most: 200 stalled ones fill it.
+    let (_agent, addr, _dir) = start_agent(&["--web.max-connections", "2"]);
+    let stalled: Vec<TcpStream> = (0..200)
+        .filter_map(|_| {
+            let mut stream = TcpStream::connect(addr).ok()?;
+            stream.write_all(b"G").ok()?;
+            Some(stream)
+        })
+        .collect();
+    for _ in 0..5 {
+        let asked = Instant::now();
+        let response = http_get(addr, "/metrics", None);
+        assert!(
+            response.as_ref().is_ok_and(|r| r.status == 200),
+            "/metrics under {} stalled clients: {:?}",
+            stalled.len(),
+            response.map(|r| r.status)
+        );
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            asked.elapsed()
+        );
+    }
+    drop(stalled);
+}
+
 #[test]
 fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigterm() {
     // The test itself holds 1,100 connections: raise its own descriptor limit, as the agent does.

@@ -7,32 +7,37 @@
 //!
 //! - a request head must arrive within [`ServeOptions::header_read_timeout`] (idle keep-alive
 //!   connections too), and a request is answered within [`ServeOptions::request_timeout`];
-//! - a connection takes one of [`ServeOptions::max_connections`] places only once its client
-//!   has sent something: idle connections wait outside (and are closed after a header-read
-//!   timeout), so they cannot fill the places a scraper needs; at most
-//!   [`WAITING_PER_PLACE`] per place may wait, the rest are closed at once, and the listener
-//!   always keeps accepting;
+//! - a *request* takes one of [`ServeOptions::max_connections`] places while it is answered:
+//!   a connection that is idle or still sending its head takes none, so connections that send
+//!   a byte and stall (the second break-it run held every place with 200 of them) cannot make
+//!   a scraper wait;
+//! - at most [`WAITING_PER_PLACE`] connections per place are open; at that cap a new
+//!   connection closes the one that has waited longest without a request being answered, so a
+//!   scraper, which sends its request at once, always gets in, and the listener always keeps
+//!   accepting;
 //! - `accept()` errors (out of descriptors) are logged, rate-limited, and retried after a pause
 //!   instead of spinning;
 //! - on shutdown the listener closes, connections finish their request, and whatever is left
 //!   after [`ServeOptions::shutdown_grace`] is dropped.
 
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::{AbortHandle, JoinSet};
 use tower::ServiceExt;
 
 /// Limits of the HTTP server.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeOptions {
-    /// `--web.max-connections`: connections served at once.
+    /// `--web.max-connections`: requests answered at once.
     pub max_connections: usize,
     pub header_read_timeout: Duration,
     pub request_timeout: Duration,
@@ -51,8 +56,46 @@ impl Default for ServeOptions {
     }
 }
 
-/// Connections that may wait for a place, per place: beyond that they are closed at once.
+/// Open connections per place: at that cap, the longest-waiting idle one is closed for a new one.
 const WAITING_PER_PLACE: usize = 64;
+
+/// The open connections, oldest first, and whether each is being answered.
+#[derive(Default)]
+struct Lobby {
+    next: u64,
+    open: BTreeMap<u64, (Arc<AtomicBool>, AbortHandle)>,
+}
+
+impl Lobby {
+    /// Closes the oldest connection that is not being answered; false if every one is.
+    fn close_oldest_idle(&mut self) -> bool {
+        let oldest = self
+            .open
+            .iter()
+            .find(|(_, (answering, _))| !answering.load(Ordering::SeqCst))
+            .map(|(id, _)| *id);
+        let Some(id) = oldest else {
+            return false;
+        };
+        if let Some((_, handle)) = self.open.remove(&id) {
+            handle.abort();
+        }
+        true
+    }
+}
+
+/// Removes a connection from the lobby when its task ends (or is aborted).
+struct LobbyTicket {
+    lobby: Arc<Mutex<Lobby>>,
+    id: u64,
+}
+
+impl Drop for LobbyTicket {
+    fn drop(&mut self) {
+        let mut lobby = self.lobby.lock().unwrap_or_else(PoisonError::into_inner);
+        lobby.open.remove(&self.id);
+    }
+}
 
 /// Serves `app` on `listener` until `shutdown` completes; returns within
 /// [`ServeOptions::shutdown_grace`] after that, whatever clients do.
@@ -63,9 +106,8 @@ pub async fn serve(
     options: ServeOptions,
 ) -> std::io::Result<()> {
     let places = Arc::new(Semaphore::new(options.max_connections.max(1)));
-    let waiting = Arc::new(Semaphore::new(
-        options.max_connections.max(1) * WAITING_PER_PLACE,
-    ));
+    let cap = options.max_connections.max(1) * WAITING_PER_PLACE;
+    let lobby = Arc::new(Mutex::new(Lobby::default()));
     let (closing, closed) = watch::channel(false);
     let mut connections = JoinSet::new();
     let mut accept_errors = 0u64;
@@ -78,23 +120,28 @@ pub async fn serve(
         let Some(stream) = stream else { continue };
         // Reap finished connections so the set does not grow.
         while connections.try_join_next().is_some() {}
-        let Ok(wait_ticket) = waiting.clone().try_acquire_owned() else {
+        let mut open = lobby.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.open.len() >= cap && !open.close_oldest_idle() {
+            // Every connection is being answered: the newcomer is the one to go.
             drop(stream);
             continue;
+        }
+        let id = open.next;
+        open.next += 1;
+        let answering = Arc::new(AtomicBool::new(false));
+        let ticket = LobbyTicket {
+            lobby: Arc::clone(&lobby),
+            id,
         };
-        let places = places.clone();
-        let (app, closed) = (app.clone(), closed.clone());
-        connections.spawn(async move {
-            // A client that sends nothing within the header-read timeout never takes a place.
-            if !spoke(&stream, options.header_read_timeout).await {
-                return;
-            }
-            let Ok(place) = places.acquire_owned().await else {
-                return;
-            };
-            drop(wait_ticket);
-            connection(stream, app, closed, place, options).await;
+        let places = Arc::clone(&places);
+        let (app, closed, flag) = (app.clone(), closed.clone(), Arc::clone(&answering));
+        let handle = connections.spawn(async move {
+            let _ticket = ticket;
+            connection(stream, app, closed, places, flag, options).await;
         });
+        // Registered under the lobby's lock, which the task's ticket takes when it ends: even
+        // a task that ends at once on another worker finds its entry to remove.
+        open.open.insert(id, (answering, handle));
     }
     drop(listener);
     let _ = closing.send(true);
@@ -121,14 +168,6 @@ async fn accept(listener: &TcpListener, errors: &mut u64) -> Option<TcpStream> {
     }
 }
 
-/// Whether the client sent a byte within `timeout`. (`readable()` is no test: a fresh socket
-/// may report ready with nothing to read; `peek` waits for a byte.)
-async fn spoke(stream: &TcpStream, timeout: Duration) -> bool {
-    let mut first = [0u8; 1];
-    let peeked = tokio::time::timeout(timeout, stream.peek(&mut first)).await;
-    matches!(peeked, Ok(Ok(n)) if n > 0)
-}
-
 /// Lets open connections finish for `grace`, then drops the rest.
 async fn drain(mut connections: JoinSet<()>, grace: Duration) {
     let drained = tokio::time::timeout(grace, async {
@@ -144,25 +183,29 @@ async fn drain(mut connections: JoinSet<()>, grace: Duration) {
     }
 }
 
-/// Serves one connection, holding its `place` until it ends.
+/// Serves one connection; each request holds one of the `places` while it is answered.
 async fn connection(
     stream: TcpStream,
     app: Router,
     mut closed: watch::Receiver<bool>,
-    place: OwnedSemaphorePermit,
+    places: Arc<Semaphore>,
+    answering: Arc<AtomicBool>,
     options: ServeOptions,
 ) {
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        let app = app.clone();
+        let (app, places, answering) = (app.clone(), Arc::clone(&places), Arc::clone(&answering));
         async move {
-            let answer = tokio::time::timeout(
-                options.request_timeout,
-                app.oneshot(request.map(axum::body::Body::new)),
-            );
-            match answer.await {
+            answering.store(true, Ordering::SeqCst);
+            let answer = tokio::time::timeout(options.request_timeout, async {
+                let _place = places.acquire_owned().await;
+                app.oneshot(request.map(axum::body::Body::new)).await
+            });
+            let response = match answer.await {
                 Ok(response) => response,
                 Err(_) => Ok(timed_out()),
-            }
+            };
+            answering.store(false, Ordering::SeqCst);
+            response
         }
     });
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -177,7 +220,6 @@ async fn connection(
             let _ = conn.await;
         }
     }
-    drop(place);
 }
 
 /// Completes once the server is closing (or gone).
