@@ -64,8 +64,28 @@ pub fn serve(settings: &Settings) -> anyhow::Result<()> {
                     settings.listen_address
                 )
             })?;
+        ignore_hangups();
         serve_on(settings, listener, Clock::system(), shutdown_signal()).await
     })
+}
+
+/// SIGHUP's default action ends the process without saving the state file; logrotate scripts
+/// and init systems send it meaning "reload". Until a reload exists, it is logged and ignored.
+fn ignore_hangups() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::hangup()) {
+            Ok(mut hangups) => {
+                tokio::spawn(async move {
+                    while hangups.recv().await.is_some() {
+                        tracing::warn!("SIGHUP: llmtail does not reload its settings yet; ignored (restart it to apply a new configuration)");
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot listen for SIGHUP: {e}"),
+        }
+    }
 }
 
 /// Follows the logs and serves on `listener` until `shutdown` completes. Tests call this

@@ -156,3 +156,19 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
     );
     drop((idle, half));
 }
+
+/// Found by the second break-it run: SIGHUP (what logrotate scripts send meaning "reload")
+/// ended the agent with its default action, without saving the state file.
+#[test]
+fn sighup_does_not_stop_the_agent() {
+    let (agent, addr, _dir) = start_agent(&[]);
+    let hup = Command::new("kill")
+        .args(["-HUP", &agent.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    std::thread::sleep(Duration::from_millis(200));
+    let mut agent = agent;
+    assert!(agent.0.try_wait().unwrap().is_none(), "the agent exited");
+    assert!(http_get(addr, "/metrics", None).is_ok_and(|r| r.status == 200));
+}
