@@ -1,0 +1,293 @@
+//! The grammars' promises (`llmtail-grammars`): a line is unmatched, rejected under a known
+//! grammar, or parsed into a record that carries only values the engine can print, with a
+//! valid clock, and nothing borrowed from anywhere but the line.
+
+use std::borrow::Cow;
+
+use llmtail_grammars::trtllm::{self, loose::Loose};
+use llmtail_grammars::{vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+
+use crate::borrowed_from;
+
+/// A time a grammar or an envelope read: a real month, day and clock (a second of 60 is a
+/// leap second) and less than a second of nanoseconds. The agent turns it into an instant
+/// with no second look.
+pub fn time(time: &LogTime, input: &str) {
+    assert!(
+        LogTime::is_valid_clock(
+            time.month.into(),
+            time.day.into(),
+            time.hour.into(),
+            time.minute.into(),
+            time.second.into()
+        ) && time.nanos < 1_000_000_000,
+        "impossible time {time:?} read from {input:?}"
+    );
+}
+
+/// One outcome of [`llmtail_grammars::read`] (or an engine's own `read`) for `line`.
+pub fn outcome(line: &str, outcome: &Outcome<'_>) {
+    match outcome {
+        Outcome::Unmatched => {}
+        Outcome::Rejected { grammar } => assert!(
+            GRAMMAR_NAMES.contains(grammar),
+            "{line:?} rejected under {grammar:?}, which is no grammar's name"
+        ),
+        Outcome::Parsed(parsed) => self::parsed(line, parsed),
+    }
+}
+
+fn parsed(line: &str, parsed: &Parsed<'_>) {
+    let record = &parsed.record;
+    assert!(
+        GRAMMAR_NAMES.contains(&record.grammar()),
+        "{line:?} parsed under {:?}, which is no grammar's name",
+        record.grammar()
+    );
+    let possible = match record {
+        Record::Vllm(r) => r.possible(),
+        Record::Trtllm(r) => r.possible(),
+    };
+    assert!(
+        possible,
+        "impossible value parsed from {line:?}: {record:?}"
+    );
+    if let Some(t) = &parsed.time {
+        time(t, line);
+    }
+    if let Some(process) = parsed.process {
+        assert!(
+            borrowed_from(process, line),
+            "process {process:?} is not part of {line:?}"
+        );
+    }
+}
+
+/// The whole first stage and dispatch, over raw bytes: what the agent does with a plain line.
+pub fn read(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = llmtail_grammars::read(&line);
+    outcome(&line, &read);
+    assert_eq!(
+        format!("{:?}", llmtail_grammars::parse(&line)),
+        format!("{:?}", read.clone().parsed()),
+        "parse and read disagree on {line:?}"
+    );
+    // The agent asks the first stage on raw bytes, before decoding: the anchors are ASCII, so
+    // the answer is the same for the bytes and for their lossy decoding, and a line without an
+    // anchor is one no grammar reads.
+    let anchored = llmtail_grammars::has_anchor(data);
+    assert_eq!(
+        anchored,
+        llmtail_grammars::has_anchor(line.as_bytes()),
+        "the raw bytes and the decoded line disagree on an anchor: {data:?}"
+    );
+    assert_eq!(
+        llmtail_grammars::first_anchor(data).is_some(),
+        llmtail_grammars::first_anchor(line.as_bytes()).is_some(),
+        "the raw bytes and the decoded line disagree on a first-stage match: {data:?}"
+    );
+    if !anchored {
+        assert_eq!(read, Outcome::Unmatched, "{line:?} has no anchor");
+    }
+    // The engine whose record it is reads the line alike on its own. (Compared as text: a
+    // `nan` acceptance rate is not equal to itself.)
+    let own = match &read {
+        Outcome::Parsed(Parsed {
+            record: Record::Vllm(_),
+            ..
+        }) => Some(vllm::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Trtllm(_),
+            ..
+        }) => Some(trtllm::read(&line)),
+        _ => None,
+    };
+    if let Some(own) = own {
+        assert_eq!(
+            format!("{own:?}"),
+            format!("{read:?}"),
+            "the dispatch and the engine's grammar disagree on {line:?}"
+        );
+    }
+}
+
+/// vLLM's grammar, its head and its message productions, on any line.
+pub fn vllm(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = vllm::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("vllm_"), "{grammar}"),
+        Outcome::Parsed(p) => assert!(matches!(p.record, Record::Vllm(_)), "{p:?}"),
+        Outcome::Unmatched => {}
+    }
+    // The head is the line's front: the message is what follows it, the process a part of it.
+    let head = vllm::head::split(&line);
+    assert!(
+        line.ends_with(head.message),
+        "message {:?} is not the tail of {line:?}",
+        head.message
+    );
+    if let Some(t) = &head.time {
+        time(t, &line);
+    }
+    if let Some(process) = head.process {
+        assert!(borrowed_from(process, &line), "{process:?} in {line:?}");
+    }
+    // The productions on their own, as if the whole input were a message without its head
+    // (so the fuzzer need not make up a head to reach them).
+    let records = [
+        vllm::stats::parse(&line),
+        vllm::spec::parse(&line),
+        vllm::startup::parse(&line),
+        vllm::lifecycle::parse(&line),
+    ];
+    for record in records.iter().flatten() {
+        assert!(GRAMMAR_NAMES.contains(&record.grammar()), "{record:?}");
+    }
+}
+
+/// TensorRT-LLM's grammar, its heads and its text productions, on any line.
+pub fn trtllm(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = trtllm::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("trtllm_"), "{grammar}"),
+        Outcome::Parsed(p) => assert!(matches!(p.record, Record::Trtllm(_)), "{p:?}"),
+        Outcome::Unmatched => {}
+    }
+    let head = trtllm::prefix::split(&line);
+    assert!(
+        line.ends_with(head.message),
+        "message {:?} is not the tail of {line:?}",
+        head.message
+    );
+    if let Some(t) = &head.time {
+        time(t, &line);
+    }
+    // The message productions on the whole input.
+    let _ = trtllm::iter_log::parse(&line);
+    let _ = trtllm::startup::parse(&line, None);
+    let _ = trtllm::startup::parse(&line, Some(3));
+}
+
+/// The JSON readers of formats A and B: the full (loose) parser, the fast flat scanner, the
+/// unescape of Triton's escaped messages, and the two record readers over what they give.
+pub fn trtllm_json(data: &[u8]) {
+    use trtllm::{flat, iteration_stats, loose, triton_json};
+    let text = String::from_utf8_lossy(data);
+    // Every escape is longer than the character it stands for, and the quotes go.
+    if let Some(unescaped) = loose::unescape(&text) {
+        assert!(
+            unescaped.len() + 2 <= text.len(),
+            "unescaping {text:?} gave the longer {unescaped:?}"
+        );
+    }
+    let full = loose::object(&text);
+    if let Some(entries) = &full {
+        let _ = iteration_stats::read(entries);
+        if triton_json::is_triton(entries) {
+            let _ = triton_json::read(entries);
+        }
+    }
+    // The fast path reads a flat object as the full parser does, or declines it: it never
+    // decides on its own what a line says.
+    if let (Some(fast), Some(full)) = (flat::object(&text, "\""), &full) {
+        agree(&text, &fast, full);
+    }
+    if let Some(fast) = flat::object(&text, "\\\"") {
+        if triton_json::is_triton(&fast) {
+            let _ = triton_json::read(&fast);
+        }
+    }
+}
+
+type Entries<'a> = [(Cow<'a, str>, Loose<'a>)];
+
+fn agree(text: &str, fast: &Entries<'_>, full: &Entries<'_>) {
+    assert_eq!(
+        fast.len(),
+        full.len(),
+        "fast and full JSON readers disagree on {text:?}:\n{fast:?}\n{full:?}"
+    );
+    for ((fast_key, fast_value), (full_key, full_value)) in fast.iter().zip(full) {
+        assert_eq!(fast_key, full_key, "keys of {text:?}");
+        let same = match (fast_value.as_f64(), full_value.as_f64()) {
+            // serde_json's float parser (without `float_roundtrip`) may be one unit in the
+            // last place off the correctly rounded value that `str::parse` gives.
+            (Some(a), Some(b)) => {
+                a == b || (a - b).abs() <= 4.0 * f64::EPSILON * a.abs().max(b.abs())
+            }
+            _ => fast_value == full_value,
+        };
+        assert!(
+            same,
+            "fast and full JSON readers disagree on {fast_key:?} of {text:?}: {fast_value:?} vs {full_value:?}"
+        );
+    }
+}
+
+/// The number productions read exactly what `str::parse` reads from the text they consume
+/// (the fast decimal path claims the same double), and consume a prefix.
+pub fn numbers(data: &[u8]) {
+    use llmtail_grammars::number::{float, grouped_uint, int, uint};
+    let text = String::from_utf8_lossy(data);
+    let text = text.as_ref();
+    let consumed = |rest: &str| {
+        assert!(text.ends_with(rest), "{rest:?} is not the rest of {text:?}");
+        &text[..text.len() - rest.len()]
+    };
+    if let Ok((rest, value)) = uint(text) {
+        assert_eq!(consumed(rest).parse::<u64>(), Ok(value), "uint of {text:?}");
+    }
+    if let Ok((rest, value)) = int(text) {
+        assert_eq!(consumed(rest).parse::<i64>(), Ok(value), "int of {text:?}");
+    }
+    if let Ok((rest, value)) = grouped_uint(text) {
+        let digits = consumed(rest).replace(',', "");
+        assert_eq!(digits.parse::<u64>(), Ok(value), "grouped_uint of {text:?}");
+    }
+    if let Ok((rest, value)) = float(text) {
+        let taken = consumed(rest);
+        if value.is_nan() {
+            assert!(taken == "nan" || taken == "NaN", "float of {text:?}");
+        } else {
+            let parsed: f64 = taken
+                .parse()
+                .unwrap_or_else(|e| panic!("float took {taken:?} from {text:?}: {e}"));
+            assert_eq!(
+                parsed.to_bits(),
+                value.to_bits(),
+                "float of {text:?}: {value:?}, str::parse gives {parsed:?}"
+            );
+        }
+    }
+}
+
+/// The record-head clocks of TensorRT-LLM and Triton, and vLLM's head: a time they return is a
+/// valid clock, and what they leave is the input's tail.
+pub fn clocks(data: &[u8]) {
+    use trtllm::clock;
+    let text = String::from_utf8_lossy(data);
+    let text = text.as_ref();
+    for read in [
+        clock::glog,
+        clock::iso,
+        clock::slashed,
+        clock::month_first,
+        clock::year_first,
+    ] {
+        if let Some((t, rest)) = read(text) {
+            time(&t, text);
+            assert!(text.ends_with(rest), "{rest:?} is not the rest of {text:?}");
+        }
+    }
+    if let Some(t) = clock::stats_timestamp(text) {
+        time(&t, text);
+    }
+    if let Some(t) = vllm::head::split(text).time {
+        time(&t, text);
+    }
+}
