@@ -110,6 +110,7 @@ impl TrtllmRecord<'_> {
                     && opt(it.spec_acceptance_length, magnitude)
                     && opt(it.spec_draft_overhead, magnitude)
                     && opt(it.spec_iter_latency_ms, magnitude)
+                    && blocks_within_pool(it)
             }
             TrtllmRecord::KvCapacity(c) => {
                 opt(c.allocated_gib, magnitude)
@@ -122,6 +123,17 @@ impl TrtllmRecord<'_> {
             | TrtllmRecord::Signal { .. } => true,
         }
     }
+}
+
+/// The KV cache manager reports its primary pool: used and free blocks are parts of the
+/// max (`usedNumBlocks = maxNumBlocks - freeNumBlocks`), never more. A record saying 500 of 10
+/// made llmtail derive a used fraction of 50.0.
+fn blocks_within_pool(it: &iteration::Iteration) -> bool {
+    let Some(max) = it.kv_max_blocks else {
+        return true;
+    };
+    it.kv_used_blocks.is_none_or(|used| used <= max)
+        && it.kv_free_blocks.is_none_or(|free| free <= max)
 }
 
 /// Reads a line that contains one of [`ANCHORS`]. As for vLLM, values are judged here, where
