@@ -126,7 +126,18 @@ pub enum CheckpointError {
     },
 }
 
+/// Counts up to 2^53 are exact as the exposition's floats; past that a count is not real.
+const MAX_COUNT: f64 = 9_007_199_254_740_992.0;
+
 impl SavedLog {
+    /// Where a value lies that no line could have made: a negative, non-finite or absurdly
+    /// large number, or a fraction over 1. `None` when there is none.
+    pub fn impossible_value(&self) -> Option<String> {
+        let mut value = serde_json::to_value(self).ok()?;
+        // The position's numbers are identities and hashes, not values.
+        value.as_object_mut()?.remove("position");
+        impossible_in(&value, "")
+    }
     /// What to save of a log, at `position`.
     pub fn capture(log: &LogState, position: Option<FilePosition>) -> SavedLog {
         SavedLog {
@@ -184,6 +195,42 @@ impl SavedLog {
     }
 }
 
+/// The first impossible value under `value` (see [`SavedLog::impossible_value`]).
+fn impossible_in(value: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    let is_fraction = |key: &str| {
+        key.ends_with("_usage")
+            || key.ends_with("hit_rate")
+            || key.ends_with("_fraction")
+            || key == "spec_acceptance_rate"
+            || key == "spec_efficiency"
+            || key == "spec_per_position"
+    };
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(key, v)| impossible_in(v, &format!("{at}.{key}"))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| impossible_in(v, &format!("{at}[{i}]"))),
+        Value::Number(n) => {
+            let n = n.as_f64()?;
+            let key = at.rsplit('.').next().unwrap_or(at);
+            let key = key.split('[').next().unwrap_or(key);
+            let bad = !(0.0..=MAX_COUNT).contains(&n) || (is_fraction(key) && n > 1.0);
+            bad.then(|| format!("{at} = {n}"))
+        }
+        // How the state file spells a non-finite float.
+        Value::String(text) if ["NaN", "+Inf", "-Inf"].contains(&text.as_str()) => {
+            let key = at.rsplit('.').next().unwrap_or(at);
+            let names = ["label", "grammar", "model_name", "model", "text", "version"];
+            (!names.contains(&key)).then(|| format!("{at} = {text}"))
+        }
+        _ => None,
+    }
+}
+
 /// Grammar names are `&'static str` in the state; one this build does not know is dropped.
 fn known_grammar(name: &str) -> Option<&'static str> {
     llmtail_grammars::GRAMMAR_NAMES
@@ -218,12 +265,31 @@ impl Checkpoint {
             path: path.to_path_buf(),
             found: versioned.version,
         })?;
-        saved
-            .map(|saved| Some(saved.into_current()))
-            .map_err(|source| CheckpointError::Corrupt {
-                path: path.to_path_buf(),
-                source,
-            })
+        let mut checkpoint =
+            saved
+                .map(Saved::into_current)
+                .map_err(|source| CheckpointError::Corrupt {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+        checkpoint.drop_impossible_logs(path);
+        Ok(Some(checkpoint))
+    }
+
+    /// Forgets the logs whose saved values no log line could have made (edited by hand,
+    /// damaged): restored, a negative counter or a NaN gauge would be exported as it is, and
+    /// `u64::MAX` lines would wrap round to 0. Such a log is read again as if it were new.
+    fn drop_impossible_logs(&mut self, path: &Path) {
+        let mut dropped = Vec::new();
+        self.logs.retain(|log| match log.impossible_value() {
+            None => true,
+            Some(at) => {
+                tracing::warn!(state_file = %path.display(), log = %log.label, value = %at, "the state file holds a value no log line can make; this log is read again from its start instead of restored");
+                dropped.push(log.label.clone());
+                false
+            }
+        });
+        self.files.retain(|known| !dropped.contains(&known.label));
     }
 
     /// Replaces the state file atomically.
@@ -494,9 +560,12 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("\"NaN\"") && text.contains("\"+Inf\"") && text.contains("\"-Inf\""));
 
-        let loaded = Checkpoint::load(&path)
+        // The file's form, before `load` judges the values (it drops a log holding values no
+        // line could make, which non-finite ones are).
+        let loaded = Saved::parse(VERSION, &text)
+            .expect("this build's version")
             .expect("the state file is read back")
-            .unwrap();
+            .into_current();
         // NaN is not equal to itself: compare what each side writes.
         assert_eq!(serde_json::to_string(&loaded).unwrap(), text);
         let engine = &loaded.logs[0].vllm.engines[&EngineKey::Index(0)];
@@ -658,6 +727,37 @@ mod tests {
         }
         let error = Checkpoint::load(&fifo).unwrap_err().to_string();
         assert!(error.contains("not a regular file"), "{error}");
+    }
+
+    /// Found by the second break-it run: a hand-edited state file was restored as it was, and
+    /// its negative, NaN and infinite counters and gauges were exported; `u64::MAX` lines
+    /// wrapped round to 1 after two more lines.
+    #[test]
+    fn a_state_file_value_no_line_could_make_is_not_restored() {
+        let (golden, _) = golden_v1();
+        let edits: &[(&str, serde_json::Value)] = &[
+            ("/logs/0/vllm/engines/0/preemptions_summed", (-5).into()),
+            ("/logs/0/vllm/engines/0/generation_tokens", "+Inf".into()),
+            ("/logs/0/vllm/engines/0/running", "NaN".into()),
+            ("/logs/0/vllm/engines/0/kv_cache_usage", 7.0.into()),
+            ("/logs/0/io/lines_read", u64::MAX.into()),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (pointer, value) in edits {
+            let mut edited = golden.clone();
+            let Some(slot) = edited.pointer_mut(pointer) else {
+                panic!("{pointer} is not in the golden state file");
+            };
+            *slot = value.clone();
+            let path = dir.path().join("state.json");
+            std::fs::write(&path, edited.to_string()).unwrap();
+            let loaded = Checkpoint::load(&path).unwrap().unwrap();
+            let labels: Vec<&str> = loaded.logs.iter().map(|l| l.label.as_str()).collect();
+            assert_eq!(labels, ["/var/log/trtllm.log"], "{pointer} = {value}");
+            assert!(loaded.files.iter().all(|f| f.label != "/var/log/vllm.log"));
+        }
+        let (_, untouched) = golden_v1();
+        assert_eq!(untouched.logs.len(), 2, "the golden file itself is sane");
     }
 
     #[test]
