@@ -702,3 +702,26 @@ fn the_last_line_of_stdin_without_a_newline_is_a_line() {
         .with_stdin(Cursor::new(b"y 0\ny 1".to_vec()));
     assert_eq!(read_once(one_shot).texts_of("-"), numbered("y", 0..2));
 }
+
+/// Found by the second break-it run: with a wildcard in a directory part
+/// (`/var/log/pods/*/vllm/*.log`), a file created in a directory that appeared after start-up
+/// was found only by the glob's slow listing (8.5 s with the default poll), and files created
+/// that shortly before a restart and rotated while down were lost.
+#[test]
+fn a_glob_with_a_wildcard_directory_sees_a_new_directorys_file_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("pods")).unwrap();
+    let pattern = format!("{}/pods/*/vllm/*.log", root.path().display());
+    let tail = Tail::start(vec![LogSpec::Glob(pattern)], event_driven());
+    // An empty pod directory first, its `vllm` directory and file a moment later.
+    let pod = root.path().join("pods").join("p1");
+    std::fs::create_dir(&pod).unwrap();
+    // Part of the scenario, not a wait for a result: the reader sees the empty pod directory
+    // on its own before the rest comes.
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::create_dir(pod.join("vllm")).unwrap();
+    std::fs::write(pod.join("vllm").join("0.log"), "a 0\n").unwrap();
+    assert!(tail.wait_lines(1), "the new pod's log was not picked up");
+    let record = tail.stop();
+    assert_eq!(record.texts(), numbered("a", 0..1));
+}
