@@ -27,9 +27,8 @@ pub struct Head<'a> {
     pub message: &'a str,
 }
 
-static LEVELS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-    AhoCorasick::new(["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "]).expect("plain strings")
-});
+static LEVELS: LazyLock<AhoCorasick> =
+    LazyLock::new(|| AhoCorasick::new(LEVEL_WORDS).expect("plain strings"));
 
 /// Splits a line into head and message. Never fails: without a head the whole line,
 /// less any leading process prefixes, is the message.
@@ -56,13 +55,57 @@ pub fn split(line: &str) -> Head<'_> {
     }
 }
 
+/// The level words a head starts with (after any process prefixes).
+pub const LEVEL_WORDS: [&str; 5] = ["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "];
+
+/// Where the message of a head whose level word ends at `level_end` begins, when the rest of a
+/// head follows it (`MM-DD HH:MM:SS [file.py:N] `).
+pub fn message_at(line: &str, level_end: usize) -> Option<usize> {
+    let (message, _) = after_level(&line[level_end..]).ok()?;
+    Some(line.len() - message.len())
+}
+/// Where a head whose level word is at `level_at` starts: before the `(Name pid=N) ` groups
+/// right in front of it, looking no further back than `floor`. A record glued to the one before
+/// keeps its process that way (`...hit rate: 0.0%(APIServer pid=1) INFO 07-28 ...`).
+pub fn start(line: &str, level_at: usize, floor: usize) -> usize {
+    let mut start = level_at;
+    while let Some(before) = line[floor..start].strip_suffix(") ") {
+        let Some(open) = opening_paren(before) else {
+            break;
+        };
+        match process_prefix(&line[floor + open..start]) {
+            Some((_, "")) => start = floor + open,
+            _ => break,
+        }
+    }
+    start
+}
+
+/// Where the `(` is that opens the group `text` ends inside (nested groups skipped); `None`
+/// when the parentheses do not balance.
+fn opening_paren(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate().rev() {
+        match b {
+            b')' => depth += 1,
+            b'(' if depth == 0 => return Some(i),
+            b'(' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn two_digits(input: &str) -> IResult<&str, u8> {
     take_while_m_n(2, 2, |c: char| c.is_ascii_digit())
         .map_res(str::parse::<u8>)
         .parse(input)
 }
 
-/// `MM-DD HH:MM:SS [file.py:N] ` after the level word; returns the message.
+/// `MM-DD HH:MM:SS [file.py:N] ` after the level word; returns the message. Always inlined:
+/// with [`message_at`] as a second caller the compiler stopped inlining it into [`split`], which
+/// every stats line goes through.
+#[inline(always)]
 fn after_level(input: &str) -> IResult<&str, LogTime> {
     let (input, (month, _, day, _, hour, _, minute, _, second, _)) = (
         two_digits,
@@ -136,19 +179,9 @@ fn last_process(before_head: &str) -> Option<&str> {
 /// The name that ends `before_pid`, back to the `(` that opens its group; `None` when the
 /// parentheses do not balance or the name is empty.
 fn group_name(before_pid: &str) -> Option<&str> {
-    let mut depth = 0usize;
-    for (i, b) in before_pid.bytes().enumerate().rev() {
-        match b {
-            b')' => depth += 1,
-            b'(' if depth == 0 => {
-                let name = before_pid[i + 1..].trim_end_matches(',');
-                return (!name.is_empty()).then_some(name);
-            }
-            b'(' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
+    let open = opening_paren(before_pid)?;
+    let name = before_pid[open + 1..].trim_end_matches(',');
+    (!name.is_empty()).then_some(name)
 }
 
 /// One leading `(Name pid=N) ` group.
