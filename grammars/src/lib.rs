@@ -169,7 +169,7 @@ impl<'a> Outcome<'a> {
 }
 
 /// Reads one log message (envelope already removed, ANSI colour codes stripped) as one record.
-/// [`records`] reads every record of a line that holds several; the agent uses that.
+/// [`records()`] reads every record of a line that holds several; the agent uses that.
 ///
 /// Nearly every line is [`Outcome::Unmatched`] for the cost of one anchor scan. Telling a
 /// rejected line apart costs nothing on the other two paths: it is asked only after the
