@@ -383,14 +383,14 @@ pub mod agent {
         kind: Kind::Counter,
         help: "Lines read from the log.",
         labels: "`log`",
-        source: "every complete line",
+        source: "every complete line (one, however many records it holds)",
     };
     pub const LINES_PARSED: Metric = Metric {
         name: "llmtail_lines_parsed",
         kind: Kind::Counter,
-        help: "Lines a grammar recognised.",
+        help: "Records a grammar recognised (a line holding several, glued or a JSON dump, counts each).",
         labels: "`log`, `grammar`",
-        source: "every line that yielded a record",
+        source: "every record a line yielded: one per record head in the line, one per JSON iteration object",
     };
     pub const LINES_UNMATCHED: Metric = Metric {
         name: "llmtail_lines_unmatched",
@@ -398,14 +398,14 @@ pub mod agent {
         help:
             "Lines no grammar recognised (most lines of a log: they are counted, never an error).",
         labels: "`log`",
-        source: "every line that yielded nothing",
+        source: "every line that yielded no record, parsed or rejected",
     };
     pub const LINES_REJECTED: Metric = Metric {
         name: "llmtail_lines_rejected",
         kind: Kind::Counter,
-        help: "Lines that looked like an engine's record but were rejected whole: cut off, in a changed format, or carrying a value the engine cannot print.",
+        help: "Records that looked like an engine's own but were rejected whole: cut off, in a changed format, or carrying a value the engine cannot print (each record of a line counts).",
         labels: "`log`, `grammar` (the record the line started as)",
-        source: "a line whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
+        source: "a record whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
     };
     pub const SERIES_REFUSED: Metric = Metric {
         name: "llmtail_series_refused",

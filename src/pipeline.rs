@@ -106,6 +106,21 @@ fn cut(text: &str, chars: usize) -> &str {
         .map_or(text, |(at, _)| &text[..at])
 }
 
+/// Counts a record `grammar` rejected in `line`. The 1st, 2nd, 4th, 8th... of a log is logged,
+/// as skips are: a changed engine format rejects every stats line.
+fn reject(log_state: &mut LogState, grammar: &'static str, line: &str) {
+    let rejected = log_state.reject(grammar);
+    if rejected.is_power_of_two() {
+        tracing::warn!(
+            log = %log_state.label,
+            grammar,
+            rejected_so_far = rejected,
+            line = cut(line, QUOTED_CHARS),
+            "a line looks like the engine's record but was rejected (cut off, a changed format, or an impossible value)"
+        );
+    }
+}
+
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
     Arc::new(Mutex::new(State::new(StateSettings {
@@ -391,31 +406,31 @@ impl Sink for Pipeline {
                     (text, None)
                 }
             };
-            match llmtail_grammars::read(&text) {
-                Outcome::Parsed(parsed) => {
-                    // Per line, in this log's zone: a syslog log read across New Year changes
-                    // year between two lines. The envelope's time wins over the head's.
-                    let resolve = |t: LogTime| resolve_time(&t, zone, now);
-                    let line_time = envelope_time
-                        .and_then(resolve)
-                        .or_else(|| parsed.time.and_then(resolve));
-                    log_state.apply(&parsed, line_time, now, &state.settings, &mut state.series);
-                }
-                Outcome::Rejected { grammar } => {
-                    let rejected = log_state.reject(grammar);
-                    // The 1st, 2nd, 4th, 8th... of a log is logged, as skips are: a changed
-                    // engine format rejects every stats line.
-                    if rejected.is_power_of_two() {
-                        tracing::warn!(
-                            log = %log_state.label,
-                            grammar,
-                            rejected_so_far = rejected,
-                            line = cut(&text, QUOTED_CHARS),
-                            "a line looks like the engine's record but was rejected (cut off, a changed format, or an impossible value)"
-                        );
+            // A line can hold several records (glued by two writers, a `/metrics` dump): each
+            // is counted in `lines_parsed`/`lines_rejected`; `lines_read` and
+            // `lines_unmatched` stay counts of physical lines.
+            let mut any_record = false;
+            llmtail_grammars::each_record(&text, |outcome| {
+                match outcome {
+                    Outcome::Parsed(parsed) => {
+                        any_record = true;
+                        // Per record, in this log's zone: a syslog log read across New Year
+                        // changes year between two lines. The envelope's time wins over the head's.
+                        let resolve = |t: LogTime| resolve_time(&t, zone, now);
+                        let line_time = envelope_time
+                            .and_then(resolve)
+                            .or_else(|| parsed.time.and_then(resolve));
+                        log_state.apply(parsed, line_time, now, &state.settings, &mut state.series);
                     }
+                    Outcome::Rejected { grammar } => {
+                        any_record = true;
+                        reject(log_state, grammar, &text);
+                    }
+                    Outcome::Unmatched => {}
                 }
-                Outcome::Unmatched => log_state.io.lines_unmatched += 1,
+            });
+            if !any_record {
+                log_state.io.lines_unmatched += 1;
             }
         }
     }

@@ -499,3 +499,117 @@ fn a_docker_log_with_plain_lines_mixed_in_reads_both() {
         1.0
     );
 }
+
+/// The metrics of a one-shot run over a log holding `text`.
+fn one_shot_over(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("engine.log");
+    std::fs::write(&log, text).unwrap();
+    let argv = [
+        "llmtail",
+        "--log",
+        log.to_str().unwrap(),
+        "--one-shot",
+        "--log-timezone",
+        "UTC",
+    ];
+    crate::replay::one_shot(&argv.map(String::from))
+}
+
+/// Issue 9, finding 9: two vLLM stats records on one line (two writers interleaving, a lost
+/// `\n`) were rejected whole, so neither counted. A record head in the middle of a line starts
+/// a new record: both are parsed and counted, and the line is still one line read.
+#[test]
+fn glued_records_on_one_line_both_count() {
+    let record = |at: &str, engine: u32, running: u32| {
+        format!("(APIServer pid=1) INFO 07-28 06:41:{at} [loggers.py:118] Engine {engine:03}: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 10.0 tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 0.3%, Prefix cache hit rate: 0.0%")
+    };
+    let metrics = one_shot_over(&format!("{}{}\n", record("19", 0, 1), record("19", 1, 4)));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(
+        value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
+        2.0
+    );
+    assert_eq!(value("vllm:num_requests_running", &[("engine", "0")]), 1.0);
+    assert_eq!(value("vllm:num_requests_running", &[("engine", "1")]), 4.0);
+    assert_eq!(value("llmtail_lines_read_total", &[]), 1.0);
+    assert_eq!(value("llmtail_lines_unmatched_total", &[]), 0.0);
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_lines_rejected_total",
+            &[("grammar", "vllm_stats")]
+        ),
+        None
+    );
+}
+
+/// The TensorRT backend's `/metrics` record as pasted in NVIDIA/TensorRT-LLM#6364 (1.0.0rc4):
+/// a Markdown code fence glued in front, `,` and a fence after.
+const FENCED_RECORD: &str = r#"```{"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":1,"numPausedRequests":0,"numScheduledRequests":1},"iter":60,"iterLatencyMS":13.021209,"kvCacheStats":{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":1,"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:34.140189"},```"#;
+
+/// Issue 9, finding 9: an `IterationStats` record pasted after other text (here the fence of
+/// NVIDIA/TensorRT-LLM#6364) was not read: only a message that starts with `{` was.
+#[test]
+fn iteration_stats_json_after_a_code_fence_is_read() {
+    let metrics = one_shot_over(&format!("{FENCED_RECORD}\n"));
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(
+        value(
+            "llmtail_lines_parsed_total",
+            &[("grammar", "trtllm_iteration")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            "nv_trt_llm_kv_cache_block_metrics",
+            &[("kv_cache_block_type", "max")]
+        ),
+        22955.0
+    );
+}
+
+/// Issue 9, finding 9: `curl -s localhost:8000/metrics >> stats.log` appends trtllm-serve's
+/// whole answer, a JSON array of every iteration since the last poll, as one line. Only a
+/// one-record array was read; with two records the line was rejected and both were lost.
+#[test]
+fn metrics_array_dump_yields_each_object() {
+    let record = |iter: u32, active: u32, at: &str| {
+        format!(
+            r#"{{"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":{active},"numPausedRequests":0,"numScheduledRequests":{active}}},"iter":{iter},"iterLatencyMS":13.021209,"kvCacheStats":{{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3}},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":{active},"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:{at}"}}"#
+        )
+    };
+    let dump = format!(
+        "[{},{}]\n",
+        record(60, 1, "34.140189"),
+        record(61, 2, "34.153301")
+    );
+    let metrics = one_shot_over(&dump);
+    let value = |name: &str, labels: &[(&str, &str)]| {
+        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
+    };
+    assert_eq!(
+        value(
+            "llmtail_lines_parsed_total",
+            &[("grammar", "trtllm_iteration")]
+        ),
+        2.0
+    );
+    assert_eq!(
+        value(
+            "nv_trt_llm_general_metrics",
+            &[("general_type", "iteration_counter")]
+        ),
+        61.0
+    );
+    assert_eq!(
+        value("nv_trt_llm_request_metrics", &[("request_type", "active")]),
+        2.0
+    );
+    assert_eq!(value("llmtail_lines_read_total", &[]), 1.0);
+}

@@ -11,7 +11,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
-use llmtail_grammars::{has_anchor, parse, Parsed, Record};
+use llmtail_grammars::{has_anchor, parse, records, Outcome, Parsed, Record};
 
 /// A check on a parsed line: true when the grammar read what the line says.
 type Check = fn(&Parsed<'_>) -> bool;
@@ -121,5 +121,32 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, grammars, dispatch);
+/// The agent's path, [`records`]: what finding every record of a line costs on a line of one
+/// record, and on lines of several.
+fn records_per_line(c: &mut Criterion) {
+    let glued = format!("{V1_STATS}{V1_STATS}");
+    let body = ITERATION_STATS.trim_start_matches("[TensorRT-LLM][INFO] ");
+    let dump = format!("[{body},{body}]");
+    let near_miss = request_line(2000, true);
+    let cases: [(&str, &str, usize); 4] = [
+        ("one_v1_stats", V1_STATS, 1),
+        ("two_glued_v1_stats", &glued, 2),
+        ("metrics_dump_two_records", &dump, 2),
+        ("near_miss_request_2k", &near_miss, 0),
+    ];
+    let mut group = c.benchmark_group("records");
+    for (name, line, parsed) in cases {
+        let count = records(line)
+            .filter(|o| matches!(o, Outcome::Parsed(_)))
+            .count();
+        assert_eq!(count, parsed, "{name}");
+        group.throughput(Throughput::Bytes(line.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| records(black_box(line)).for_each(|o| drop(black_box(o))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, grammars, dispatch, records_per_line);
 criterion_main!(benches);

@@ -14,15 +14,18 @@
 
 pub mod domain;
 pub mod number;
+mod records;
 pub mod time;
 pub mod trtllm;
 pub mod vllm;
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::packed;
 use serde::Serialize;
 
+pub use records::{each_record, records, Records};
 pub use time::LogTime;
 
 /// One parsed line: when the line says it was written, and what it says.
@@ -165,7 +168,8 @@ impl<'a> Outcome<'a> {
     }
 }
 
-/// Reads one log message (envelope already removed, ANSI colour codes stripped).
+/// Reads one log message (envelope already removed, ANSI colour codes stripped) as one record.
+/// [`records()`] reads every record of a line that holds several; the agent uses that.
 ///
 /// Nearly every line is [`Outcome::Unmatched`] for the cost of one anchor scan. Telling a
 /// rejected line apart costs nothing on the other two paths: it is asked only after the
@@ -174,6 +178,25 @@ pub fn read(line: &str) -> Outcome<'_> {
     if FIRST_STAGE.find(line).is_none() {
         return Outcome::Unmatched;
     }
+    read_anchored(line)
+}
+
+/// The first first-stage match in `line` at or after `from`.
+fn anchor_in(line: &str, from: usize) -> Option<Range<usize>> {
+    FIRST_STAGE
+        .find(&line[from..])
+        .map(|m| from + m.start()..from + m.end())
+}
+
+/// [`read`] after the first stage has matched.
+fn read_anchored(line: &str) -> Outcome<'_> {
+    read_anchored_message(line).0
+}
+
+/// [`read_anchored`], and where the message of the record it read begins in `line` (after the
+/// record head; the end of the line when it read none).
+#[inline]
+fn read_anchored_message(line: &str) -> (Outcome<'_>, usize) {
     // A line holds one engine's anchors, nearly always: vLLM's grammar is asked first, and
     // TensorRT-LLM's only when vLLM's does not claim the line (no line of either engine parses
     // as the other's: the line cases hold both engines' lines and check it). Asking in this
@@ -181,22 +204,23 @@ pub fn read(line: &str) -> Outcome<'_> {
     let [vllm_anchors, trtllm_anchors] = &*ENGINE_ANCHORS;
     let mut rejected = None;
     if vllm_anchors.find(line).is_some() {
-        match vllm::read(line) {
-            Outcome::Unmatched => {}
-            Outcome::Rejected { grammar } => rejected = Some(grammar),
+        match vllm::read_message(line) {
+            (Outcome::Unmatched, _) => {}
+            (Outcome::Rejected { grammar }, _) => rejected = Some(grammar),
             parsed => return parsed,
         }
     }
     if trtllm_anchors.find(line).is_some() {
-        match trtllm::read(line) {
-            Outcome::Unmatched => {}
+        match trtllm::read_message(line) {
+            (Outcome::Unmatched, _) => {}
             outcome => return outcome,
         }
     }
-    match rejected {
+    let outcome = match rejected {
         Some(grammar) => Outcome::Rejected { grammar },
         None => Outcome::Unmatched,
-    }
+    };
+    (outcome, line.len())
 }
 
 /// [`read`], for callers that need only the parsed lines.

@@ -9,13 +9,19 @@
 //! no_match = true                    # this line must yield nothing, and is no engine's record
 //! rejected = "vllm_stats"            # or: the engine's own record, cut off or with a value it
 //!                                    # cannot print, rejected whole and counted for this grammar
+//! records = [{ record = "stats", ... }, { rejected = "vllm_stats" }]
+//!                                    # or: a line holding several records (glued, a JSON dump),
+//!                                    # each one parsed or rejected, in order
 //! ```
 //!
-//! `expect` is compared with the entire serialized parse, not a subset, so a field the
-//! grammar reads but the case does not name fails the case too.
+//! Lines are read as the agent reads them, with [`llmtail_grammars::records`]; the one record
+//! [`llmtail_grammars::read`] finds in a line must be among them. `expect` is compared with the
+//! entire serialized parse, not a subset, so a field the grammar reads but the case does not name
+//! fails the case too.
 
 use std::path::{Path, PathBuf};
 
+use llmtail_grammars::{Outcome, GRAMMAR_NAMES};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -35,6 +41,29 @@ struct Case {
     #[serde(default)]
     no_match: bool,
     rejected: Option<String>,
+    records: Option<Vec<toml::Value>>,
+}
+
+/// One record a line yields, as a case writes it: the serialized parse, or `{ rejected = "g" }`.
+fn written(outcome: &Outcome<'_>) -> Option<Value> {
+    match outcome {
+        Outcome::Unmatched => None,
+        Outcome::Rejected { grammar } => {
+            assert!(
+                GRAMMAR_NAMES.contains(grammar),
+                "{grammar} is missing from GRAMMAR_NAMES"
+            );
+            Some(serde_json::json!({ "rejected": grammar }))
+        }
+        Outcome::Parsed(parsed) => {
+            let grammar = parsed.record.grammar();
+            assert!(
+                GRAMMAR_NAMES.contains(&grammar),
+                "{grammar} is missing from GRAMMAR_NAMES"
+            );
+            Some(serde_json::to_value(parsed).unwrap())
+        }
+    }
 }
 
 fn case_files() -> Vec<PathBuf> {
@@ -84,62 +113,57 @@ fn every_line_case_parses_to_exactly_its_expectation() {
             );
             let expectations = usize::from(case.expect.is_some())
                 + usize::from(case.no_match)
-                + usize::from(case.rejected.is_some());
+                + usize::from(case.rejected.is_some())
+                + usize::from(case.records.is_some());
             assert!(
                 expectations == 1,
-                "{}: case {:?} needs exactly one of `expect`, `no_match = true` and `rejected`",
+                "{}: case {:?} needs exactly one of `expect`, `no_match = true`, `rejected` and `records`",
                 file.display(),
                 case.name
             );
+            // Every record the line should yield, as `written` writes it.
+            let expected: Vec<Value> = match (case.expect, case.rejected, case.records) {
+                (Some(e), _, _) => vec![serde_json::to_value(e).unwrap()],
+                (_, Some(grammar), _) => vec![serde_json::json!({ "rejected": grammar })],
+                (_, _, Some(records)) => records
+                    .into_iter()
+                    .map(|r| serde_json::to_value(r).unwrap())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let outcomes: Vec<Outcome<'_>> = llmtail_grammars::records(&case.line).collect();
+            let whole = llmtail_grammars::read(&case.line);
+            if matches!(whole, Outcome::Parsed(_)) {
+                assert!(
+                    outcomes
+                        .iter()
+                        .filter_map(written)
+                        .any(|r| Some(r) == written(&whole)),
+                    "{}: case {:?}: the record `read` finds is not among the line's records",
+                    file.display(),
+                    case.name
+                );
+            }
             // serde_json turns NaN into null; case files write NaN as the string "nan".
-            let outcome = llmtail_grammars::read(&case.line);
-            let got_rejected = match &outcome {
-                llmtail_grammars::Outcome::Rejected { grammar } => Some(*grammar),
-                _ => None,
-            };
-            if let Some(grammar) = got_rejected {
-                assert!(
-                    llmtail_grammars::GRAMMAR_NAMES.contains(&grammar),
-                    "{grammar} is missing from GRAMMAR_NAMES"
-                );
-            }
-            if got_rejected != case.rejected.as_deref() {
-                failures.push(format!(
-                    "{} :: {}\n  line:     {}\n  expected: {}\n  got:      {}",
-                    file.file_name().unwrap().to_string_lossy(),
-                    case.name,
-                    case.line,
-                    case.rejected
-                        .as_deref()
-                        .map_or("not rejected".into(), |g| format!("rejected by {g}")),
-                    got_rejected
-                        .map_or_else(|| format!("{outcome:?}"), |g| format!("rejected by {g}")),
-                ));
-                continue;
-            }
-            let parsed = outcome.parsed();
-            if let Some(p) = &parsed {
-                let grammar = p.record.grammar();
-                assert!(
-                    llmtail_grammars::GRAMMAR_NAMES.contains(&grammar),
-                    "{grammar} is missing from GRAMMAR_NAMES"
-                );
-            }
-            let got = parsed.map(|p| serde_json::to_value(&p).unwrap());
-            let expected = case.expect.map(|e| serde_json::to_value(e).unwrap());
-            let ok = match (&expected, &got) {
-                (None, None) => true,
-                (Some(e), Some(g)) => same(e, g),
-                _ => false,
-            };
+            let got: Vec<Value> = outcomes.iter().filter_map(written).collect();
+            let ok =
+                expected.len() == got.len() && expected.iter().zip(&got).all(|(e, g)| same(e, g));
             if !ok {
+                let show = |v: &[Value]| match v {
+                    [] => "no match".to_string(),
+                    _ => v
+                        .iter()
+                        .map(Value::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n            "),
+                };
                 failures.push(format!(
                     "{} :: {}\n  line:     {}\n  expected: {}\n  got:      {}",
                     file.file_name().unwrap().to_string_lossy(),
                     case.name,
                     case.line,
-                    expected.map_or("no match".into(), |v| v.to_string()),
-                    got.map_or("no match".into(), |v| v.to_string()),
+                    show(&expected),
+                    show(&got),
                 ));
             }
         }

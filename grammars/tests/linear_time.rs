@@ -1,7 +1,8 @@
 //! Every grammar is linear in the line's length: a 1 MiB line built to hit a grammar's worst
 //! case costs at most 10 times a real stats line per byte (issue 9, finding 7: a stats line
 //! whose values held `: ` but no `, ` took the 0.7.1 missing-comma path once per field, 1.3 s
-//! for 1 MiB).
+//! for 1 MiB). So does splitting a line into its records (issue 9, finding 9): a line full of
+//! record heads, glued records or JSON objects.
 
 use std::time::{Duration, Instant};
 
@@ -9,11 +10,26 @@ const REAL: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Eng
 
 /// Nanoseconds per byte to parse `line`, best of a few rounds of `repeat` parses.
 fn cost_per_byte(line: &str, repeat: usize) -> f64 {
+    cost_per_byte_of(line, repeat, |line| {
+        std::hint::black_box(llmtail_grammars::parse(line));
+    })
+}
+
+/// Nanoseconds per byte to read every record of `line`, as the agent does.
+fn records_cost_per_byte(line: &str, repeat: usize) -> f64 {
+    cost_per_byte_of(line, repeat, |line| {
+        for outcome in llmtail_grammars::records(line) {
+            std::hint::black_box(outcome);
+        }
+    })
+}
+
+fn cost_per_byte_of(line: &str, repeat: usize, read: impl Fn(&str)) -> f64 {
     let mut best = Duration::MAX;
     for _ in 0..3 {
         let start = Instant::now();
         for _ in 0..repeat {
-            std::hint::black_box(llmtail_grammars::parse(std::hint::black_box(line)));
+            read(std::hint::black_box(line));
         }
         best = best.min(start.elapsed());
     }
@@ -57,6 +73,54 @@ fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
         eprintln!(
             "{unit:?}: {cost:.2} ns/byte, real {real:.2}, parsed {}",
             llmtail_grammars::parse(&line).is_some()
+        );
+        assert!(
+            cost <= 10.0 * real.max(1.0),
+            "{unit:?} x {}: {cost:.1} ns/byte against {real:.1} for a real stats line",
+            line.len() / unit.len()
+        );
+    }
+}
+
+#[test]
+fn a_megabyte_line_of_heads_glued_records_or_objects_costs_at_most_ten_real_lines_per_byte() {
+    let real = records_cost_per_byte(REAL, 4_000);
+    for (head, unit) in [
+        // Whole records glued: every one is read.
+        (REAL, REAL),
+        // Heads after an anchor, with and without a record after each.
+        (VLLM_HEAD, "INFO 01-01 00:00:00 [f.py:1] "),
+        (VLLM_HEAD, "INFO 01-01 00:00:00 [f.py:1] Running: "),
+        (
+            VLLM_HEAD,
+            "(a pid=1) (b pid=2) INFO 01-01 00:00:00 [f.py:1] Running: 1 reqs",
+        ),
+        (VLLM_HEAD, "(((((a pid=1)INFO 01-01 00:00:00 [f.py:1] "),
+        (
+            VLLM_HEAD,
+            "INFO 01-01 00:00:00 [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        ),
+        (ITER_LOG_HEAD, "[TRT-LLM] [I] iter = 7, global_rank = 0, "),
+        (
+            ITER_LOG_HEAD,
+            "I0101 00:00:00.000001 1 f.cc:1] [TensorRT-LLM][INFO] ",
+        ),
+        (ITER_LOG_HEAD, "[TensorRT-LLM]["),
+        // JSON: a `/metrics` dump of tiny records, objects without an anchor, braces never closed.
+        ("[", r#"{"iterLatencyMS":1},"#),
+        (
+            "[",
+            r#"{"iter":1,"iterLatencyMS":1,"numActiveRequests":2},"#,
+        ),
+        (TRITON_HEAD, r#"{"a":1},"#),
+        (TRITON_HEAD, "{"),
+        (TRITON_HEAD, r#"}{\"Active Request Count\":1"#),
+    ] {
+        let line = adversarial(head, unit);
+        let cost = records_cost_per_byte(&line, 1);
+        eprintln!(
+            "{unit:?}: {cost:.2} ns/byte, real {real:.2}, records {}",
+            llmtail_grammars::records(&line).count()
         );
         assert!(
             cost <= 10.0 * real.max(1.0),

@@ -2,7 +2,7 @@
 //! cut, glued, with bytes replaced or inserted, digits swapped for huge, negative or `nan`
 //! numbers. Whatever the grammars make of it: no panic, every rejected line names a known
 //! grammar, and a parsed record carries only values an engine can print (none impossible
-//! reaches the state).
+//! reaches the state). And two real records glued on one line are each read as they are alone.
 
 use std::path::Path;
 
@@ -123,13 +123,63 @@ proptest! {
         for e in &edits {
             line = apply(&line, e, lines);
         }
-        match llmtail_grammars::read(&line) {
-            Outcome::Unmatched => {}
-            Outcome::Rejected { grammar } => prop_assert!(GRAMMAR_NAMES.contains(&grammar)),
-            Outcome::Parsed(parsed) => prop_assert!(
-                possible(&parsed.record),
-                "impossible value parsed from {line:?}: {:?}", parsed.record
-            ),
+        for outcome in llmtail_grammars::records(&line).chain([llmtail_grammars::read(&line)]) {
+            match outcome {
+                Outcome::Unmatched => {}
+                Outcome::Rejected { grammar } => prop_assert!(GRAMMAR_NAMES.contains(&grammar)),
+                Outcome::Parsed(parsed) => prop_assert!(
+                    possible(&parsed.record),
+                    "impossible value parsed from {line:?}: {:?}", parsed.record
+                ),
+            }
         }
     }
+
+    /// Issue 9, finding 9: two real records glued, the second starting with a head the splitter
+    /// knows, read as the two records each line is alone.
+    #[test]
+    fn two_glued_real_records_are_each_read(first in any::<usize>(), second in any::<usize>()) {
+        let lines = case_lines();
+        let (a, b) = (&lines[first % lines.len()], &lines[second % lines.len()]);
+        let (Some(record_a), Some(record_b)) = (one_record(a), one_record(b)) else {
+            return Ok(());
+        };
+        if !starts_with_a_head(b) {
+            return Ok(());
+        }
+        let glued = format!("{a}{b}");
+        let got: Vec<serde_json::Value> = llmtail_grammars::records(&glued)
+            .filter_map(|outcome| outcome.parsed())
+            .map(|parsed| serde_json::to_value(parsed).unwrap())
+            .collect();
+        prop_assert_eq!(got, vec![record_a, record_b], "glued: {:?}", glued);
+    }
+}
+
+/// The one record `line` holds, when it is read whole and holds nothing else.
+fn one_record(line: &str) -> Option<serde_json::Value> {
+    let mut outcomes = llmtail_grammars::records(line);
+    let record = serde_json::to_value(outcomes.next()?.parsed()?).unwrap();
+    let whole = serde_json::to_value(llmtail_grammars::parse(line)?).unwrap();
+    (outcomes.next().is_none() && whole == record).then_some(record)
+}
+
+/// True when `line` starts with a record head found in the middle of a line: a vLLM head (with
+/// the process prefixes in front of its level word) or a TensorRT-LLM logger head (with its
+/// time). Triton's glog heads are found only in front of JSON, so they do not count here.
+fn starts_with_a_head(line: &str) -> bool {
+    use llmtail_grammars::{trtllm::prefix, vllm::head};
+    let first = |words: &[&str]| {
+        words
+            .iter()
+            .filter_map(|w| line.find(w).map(|at| (at, w.len())))
+            .min()
+    };
+    let vllm = first(&head::LEVEL_WORDS).is_some_and(|(at, len)| {
+        head::message_at(line, at + len).is_some() && head::start(line, at, 0) == 0
+    });
+    let trtllm = first(&prefix::TAGS).is_some_and(|(at, _)| {
+        prefix::message_at(line, at).is_some() && prefix::start(line, at, 0) == 0
+    });
+    vllm || trtllm
 }

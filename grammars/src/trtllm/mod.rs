@@ -21,6 +21,7 @@ pub mod iter_log;
 pub mod iteration;
 pub mod iteration_stats;
 pub mod loose;
+pub mod objects;
 pub mod prefix;
 pub mod startup;
 pub mod triton_json;
@@ -139,17 +140,20 @@ fn blocks_within_pool(it: &iteration::Iteration) -> bool {
 /// Reads a line that contains one of [`ANCHORS`]. As for vLLM, values are judged here, where
 /// the formats are known, so that a line is kept or rejected whole.
 pub fn read(line: &str) -> Outcome<'_> {
+    read_message(line).0
+}
+
+/// [`read`], and where the message of the record it read begins in `line` (after the heads).
+pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
     match parse(line) {
-        Some(parsed) => match &parsed.record {
-            crate::Record::Trtllm(record) if !record.possible() => Outcome::Rejected {
-                grammar: record.grammar(),
+        Some((parsed, message_at)) => (judged(parsed), message_at),
+        None if claimed(line) => (
+            Outcome::Rejected {
+                grammar: "trtllm_iteration",
             },
-            _ => Outcome::Parsed(parsed),
-        },
-        None if claimed(line) => Outcome::Rejected {
-            grammar: "trtllm_iteration",
-        },
-        None => Outcome::Unmatched,
+            line.len(),
+        ),
+        None => (Outcome::Unmatched, line.len()),
     }
 }
 
@@ -163,7 +167,12 @@ fn claimed(line: &str) -> bool {
     if message.starts_with("iter = ") {
         return message.contains(", currank_total_requests = ");
     }
-    let object = message.trim_start_matches(['[', '"']);
+    claimed_json(message.trim_start_matches(['[', '"']))
+}
+
+/// True for a JSON object (plain or escaped) whose first key is one an iteration record starts
+/// with.
+fn claimed_json(object: &str) -> bool {
     let Some(first_key) = object.strip_prefix('{') else {
         return false;
     };
@@ -178,16 +187,19 @@ fn claimed(line: &str) -> bool {
     .any(|key| first_key.starts_with(key))
 }
 
-/// Parses a line that contains one of [`ANCHORS`], whatever its values.
-fn parse(line: &str) -> Option<Parsed<'_>> {
+/// Parses a line that contains one of [`ANCHORS`], whatever its values; with where its message
+/// begins.
+fn parse(line: &str) -> Option<(Parsed<'_>, usize)> {
     if let Some(signal) = triton_signal(line) {
-        return Some(Parsed {
+        let parsed = Parsed {
             time: None,
             process: None,
             record: crate::Record::Trtllm(signal),
-        });
+        };
+        return Some((parsed, 0));
     }
     let head = prefix::split(line);
+    let message_at = line.len() - head.message.len();
     let message = head.message.trim_end();
     let record = if message.starts_with("iter = ") {
         TrtllmRecord::Iteration(Box::new(iter_log::parse(message)?))
@@ -208,21 +220,37 @@ fn parse(line: &str) -> Option<Parsed<'_>> {
             }
         }
     };
-    let mut time = head.time;
-    let record = match record {
-        TrtllmRecord::Iteration(mut it) => {
-            it.rank = it.rank.or(head.rank);
-            it.pid = head.pid;
-            time = time.or(it.timestamp);
-            TrtllmRecord::Iteration(it)
-        }
-        other => other,
+    let parsed = match record {
+        TrtllmRecord::Iteration(it) => iteration(it, &head),
+        other => Parsed {
+            time: head.time,
+            process: None,
+            record: crate::Record::Trtllm(other),
+        },
     };
-    Some(Parsed {
-        time,
+    Some((parsed, message_at))
+}
+
+/// An iteration read behind `head`: the head's rank when the record names none, its process
+/// id, and its time (else the record's own `timestamp`).
+fn iteration<'a>(mut it: Box<Iteration>, head: &prefix::Head<'_>) -> Parsed<'a> {
+    it.rank = it.rank.or(head.rank);
+    it.pid = head.pid;
+    Parsed {
+        time: head.time.or(it.timestamp),
         process: None,
-        record: crate::Record::Trtllm(record),
-    })
+        record: crate::Record::Trtllm(TrtllmRecord::Iteration(it)),
+    }
+}
+
+/// [`TrtllmRecord::possible`] as an outcome.
+fn judged(parsed: Parsed<'_>) -> Outcome<'_> {
+    match &parsed.record {
+        crate::Record::Trtllm(record) if !record.possible() => Outcome::Rejected {
+            grammar: record.grammar(),
+        },
+        _ => Outcome::Parsed(parsed),
+    }
 }
 
 /// `Signal (15) received.`: Triton's signal handlers (`triton_signal.cc`) write it with

@@ -36,6 +36,85 @@ pub struct Head<'a> {
 /// Heads sit near the front; do not look for one past this many bytes.
 const SCAN_LIMIT: usize = 512;
 
+/// The logger tags every TensorRT-LLM head carries (`[TRT-LLM` also opens `[TRT-LLM AUTO-DEPLOY]`).
+pub const TAGS: [&str; 2] = ["[TensorRT-LLM]", "[TRT-LLM"];
+
+/// Where the message of a logger head whose tag is at `tag_at` begins, when a whole head is there.
+pub fn message_at(line: &str, tag_at: usize) -> Option<usize> {
+    let head = trtllm(&line[tag_at..])?;
+    Some(line.len() - head.message.len())
+}
+
+/// Where a head whose logger tag is at `tag_at` starts: before the time the logger prints in
+/// front of the tag, and before a Triton head in front of that, looking no further back than
+/// `floor`. A record glued to the one before keeps its time, rank and process id that way.
+pub fn start(line: &str, tag_at: usize, floor: usize) -> usize {
+    let mut start = tag_at;
+    start -= time_before(&line[floor..start]).unwrap_or(0);
+    start -= triton_before(&line[floor..start]).unwrap_or(0);
+    start
+}
+
+/// The length of the logger time that ends `text`: `[04/28/2025-09:56:44] ` or
+/// `05-10-2025 07:57:30[.123456] `.
+fn time_before(text: &str) -> Option<usize> {
+    const SLASHED: usize = "[04/28/2025-09:56:44] ".len();
+    if let Some(inner) = tail(text, SLASHED).and_then(|t| t.strip_prefix('[')) {
+        if matches!(clock::slashed(inner), Some((_, "] "))) {
+            return Some(SLASHED);
+        }
+    }
+    let body = text.strip_suffix(' ')?;
+    // 19 bytes without a fraction; `.` and 1 to 9 digits with one.
+    (19..=29).filter(|&n| n != 20).find_map(|n| {
+        let time = tail(body, n)?;
+        matches!(clock::month_first(time), Some((_, ""))).then_some(n + 1)
+    })
+}
+
+/// The length of the Triton head that ends `text` (`I0510 07:57:30.770724 21661 file.cc:840] `
+/// or `2024-05-10T07:57:30Z I 21661 file.cc:840] `). Read backwards to the pid, then the few
+/// places the time can start are tried, so the cost is bounded whatever `text` holds.
+fn triton_before(text: &str) -> Option<usize> {
+    let head = text.strip_suffix("] ")?;
+    let head = head.strip_suffix(|c: char| c.is_ascii_digit())?;
+    let head = head.trim_end_matches(|c: char| c.is_ascii_digit());
+    let head = head.strip_suffix(':')?;
+    let file = head
+        .bytes()
+        .rev()
+        .take(257)
+        .take_while(|&b| b != b' ' && b != b']')
+        .count();
+    if file == 0 || file > 256 {
+        return None;
+    }
+    let head = head[..head.len() - file].strip_suffix(' ')?;
+    let pid = head
+        .bytes()
+        .rev()
+        .take(21)
+        .take_while(u8::is_ascii_digit)
+        .count();
+    if pid == 0 || pid > 20 {
+        return None;
+    }
+    let time_end = head[..head.len() - pid].trim_end_matches(' ').len();
+    // `I0510 07:57:30` is 14 bytes, the ISO head with a fraction at most 32.
+    (14..=32).find_map(|n| {
+        let at = time_end.checked_sub(n)?;
+        let candidate = text.get(at..)?;
+        triton(candidate)
+            .filter(|h| h.message.is_empty())
+            .map(|_| candidate.len())
+    })
+}
+
+/// The last `n` bytes of `s`, when they start on a character boundary.
+fn tail(s: &str, n: usize) -> Option<&str> {
+    s.get(s.len().checked_sub(n)?..)
+}
+
 /// Splits a line into its heads and its message. Never fails: without a head, the line
 /// (less a recognisable wrapper) is the message.
 pub fn split(line: &str) -> Head<'_> {

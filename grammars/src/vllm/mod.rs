@@ -139,7 +139,18 @@ impl VllmRecord<'_> {
 /// is a line that is not what it looks like, and the line is rejected whole. The state then
 /// never sees a counter increment that is negative or not finite, whatever metric it feeds.
 pub fn read(line: &str) -> Outcome<'_> {
+    read_message(line).0
+}
+
+/// [`read`], and where the message it read begins in `line` (after the record head).
+#[inline]
+pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
     let head = head::split(line);
+    let message_at = line.len() - head.message.len();
+    (read_head(head), message_at)
+}
+
+fn read_head(head: head::Head<'_>) -> Outcome<'_> {
     let message = without_ray_dedup(head.message);
     let record = stats::parse(message)
         .or_else(|| spec::parse(message))

@@ -74,6 +74,10 @@ pub struct VllmStats<'a> {
     pub external_prefix_cache_hit_rate_percent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mm_cache_hit_rate_percent: Option<f64>,
+    /// A field with a key this grammar does not know was skipped (a newer vLLM's). Without one,
+    /// every byte of the line is a known field's, so nothing is glued after the record.
+    #[serde(skip)]
+    pub skipped_fields: bool,
 }
 
 /// V0's prefix-cache line, `Prefix cache hit rate: GPU: X%, CPU: Y%`.
@@ -236,8 +240,10 @@ fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
                     *free = Some((device, percent));
                 } else if !is_key(key) {
                     return None;
+                } else {
+                    // Any other key is a field from a newer vLLM: skipped, never an error.
+                    stats.skipped_fields = true;
                 }
-                // Any other key is a field from a newer vLLM: skipped, never an error.
             }
         }
     }
