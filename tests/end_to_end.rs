@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::agent::{eventually, http_get, sample, RunningAgent, TESTS_NOW};
+use crate::support::agent::{eventually, expect_sample, http_get, sample, RunningAgent, TESTS_NOW};
 use crate::support::writer::append_lines as append;
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
@@ -404,10 +404,7 @@ fn impossible_and_cut_off_stats_lines_are_rejected_whole_and_counted() {
     std::fs::write(&log, text).unwrap();
     let argv = ["llmtail", "--log", log.to_str().unwrap(), "--one-shot"];
     let metrics = crate::replay::one_shot(&argv.map(String::from));
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        crate::support::agent::sample(&metrics, name, labels)
-            .unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(value("vllm:num_requests_running", &[("engine", "0")]), 1.0);
     assert_eq!(value("vllm:kv_cache_usage_perc", &[("engine", "0")]), 0.5);
     // One possible line, so no interval yet: no counter, and none of -4000, +Inf or NaN.
@@ -442,9 +439,7 @@ fn a_kserve_log_is_not_taken_for_journald_and_yields_the_vllm_metrics() {
         "UTC",
     ];
     let metrics = crate::replay::one_shot(&argv.map(String::from));
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(
         value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
         6.0
@@ -483,9 +478,7 @@ fn a_docker_log_with_plain_lines_mixed_in_reads_both() {
     std::fs::write(&log, text).unwrap();
     let argv = ["llmtail", "--log", log.to_str().unwrap(), "--one-shot"];
     let metrics = crate::replay::one_shot(&argv.map(String::from));
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(
         value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
         16.0
@@ -525,9 +518,7 @@ fn glued_records_on_one_line_both_count() {
         format!("(APIServer pid=1) INFO 07-28 06:41:{at} [loggers.py:118] Engine {engine:03}: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 10.0 tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 0.3%, Prefix cache hit rate: 0.0%")
     };
     let metrics = one_shot_over(&format!("{}{}\n", record("19", 0, 1), record("19", 1, 4)));
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(
         value("llmtail_lines_parsed_total", &[("grammar", "vllm_stats")]),
         2.0
@@ -555,9 +546,7 @@ const FENCED_RECORD: &str = r#"```{"cpuMemUsage":68172,"gpuMemUsage":36100332423
 #[test]
 fn iteration_stats_json_after_a_code_fence_is_read() {
     let metrics = one_shot_over(&format!("{FENCED_RECORD}\n"));
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(
         value(
             "llmtail_lines_parsed_total",
@@ -590,9 +579,7 @@ fn metrics_array_dump_yields_each_object() {
         record(61, 2, "34.153301")
     );
     let metrics = one_shot_over(&dump);
-    let value = |name: &str, labels: &[(&str, &str)]| {
-        sample(&metrics, name, labels).unwrap_or_else(|| panic!("{name}: {metrics}"))
-    };
+    let value = |name: &str, labels: &[(&str, &str)]| expect_sample(&metrics, name, labels);
     assert_eq!(
         value(
             "llmtail_lines_parsed_total",

@@ -93,27 +93,7 @@ fn clients_that_send_a_byte_and_stall_neither_hold_places_nor_lock_scrapers_out(
 fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigterm() {
     // The test itself holds 1,100 connections: raise its own descriptor limit, as the agent does.
     rlimit::increase_nofile_limit(u64::MAX).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    std::fs::write(&log, "").unwrap();
-    let address = free_address();
-    let mut agent = Agent(
-        Command::new(env!("CARGO_BIN_EXE_llmtail"))
-            .args([
-                "--log",
-                log.to_str().unwrap(),
-                "--web.listen-address",
-                &address,
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let addr = address.parse().unwrap();
-    assert!(
-        eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
-        "never ready"
-    );
+    let (mut agent, addr, _dir) = start_agent(&[]);
 
     let idle: Vec<TcpStream> = (0..1_100)
         .filter_map(|_| TcpStream::connect(addr).ok())

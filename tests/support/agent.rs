@@ -139,6 +139,11 @@ pub fn sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64>
         })
 }
 
+/// [`sample`], for a sample that must be there: panics with the whole exposition if not.
+pub fn expect_sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    sample(metrics, name, labels).unwrap_or_else(|| panic!("no {name} {labels:?} in:\n{metrics}"))
+}
+
 /// The agent, serving on an ephemeral loopback port until dropped.
 pub struct RunningAgent {
     pub addr: SocketAddr,
