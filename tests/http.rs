@@ -141,14 +141,34 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
 /// ended the agent with its default action, without saving the state file.
 #[test]
 fn sighup_does_not_stop_the_agent() {
-    let (agent, addr, _dir) = start_agent(&[]);
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, "").unwrap();
+    let address = free_address();
+    let mut agent = Agent(
+        Command::new(env!("CARGO_BIN_EXE_llmtail"))
+            .args([
+                "--log",
+                log.to_str().unwrap(),
+                "--web.listen-address",
+                &address,
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(agent.0.stderr.take().unwrap()).lines();
+    // Ready once it serves: its handlers are installed before it does.
+    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("serving metrics"))));
     let hup = Command::new("kill")
         .args(["-HUP", &agent.0.id().to_string()])
         .status()
         .unwrap();
     assert!(hup.success());
-    std::thread::sleep(Duration::from_millis(200));
-    let mut agent = agent;
+    // The agent says it handled the signal; the default action would have ended it instead.
+    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("SIGHUP"))));
     assert!(agent.0.try_wait().unwrap().is_none(), "the agent exited");
+    let addr = address.parse().unwrap();
     assert!(http_get(addr, "/metrics", None).is_ok_and(|r| r.status == 200));
 }
