@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jiff::tz::TimeZone;
-use llmtail_grammars::{LogTime, Outcome};
+use llmtail_grammars::{LogTime, Outcome, Parsed};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
@@ -119,6 +119,65 @@ fn reject(log_state: &mut LogState, grammar: &'static str, line: &str) {
             "a line looks like the engine's record but was rejected (cut off, a changed format, or an impossible value)"
         );
     }
+}
+
+/// Takes the envelope off a raw line: the engine's message and the envelope's time for it, or
+/// `None` for the first part of a split line (held until its last part comes). A line outside
+/// the detected envelope is read as plain text, and counted.
+fn decode<'a>(
+    decoder: &'a mut Decoder,
+    raw: &'a [u8],
+    log_state: &mut LogState,
+) -> Option<(std::borrow::Cow<'a, str>, Option<LogTime>)> {
+    // Before decoding, which borrows the decoder: a line is outside an envelope only once one
+    // was detected, so this is the envelope it was measured against.
+    let envelope = decoder.kind();
+    match decoder.decode(raw) {
+        Decoded::Message { text, time } => Some((text, time)),
+        Decoded::Partial => None,
+        Decoded::Outside { text } => {
+            // Counted under its old name (`invalid_envelope`): the series is kept.
+            log_state.io.skipped_invalid_envelope += 1;
+            let outside = log_state.io.skipped_invalid_envelope;
+            if outside.is_power_of_two() {
+                tracing::info!(
+                    log = %log_state.label,
+                    envelope = envelope.as_str(),
+                    outside_so_far = outside,
+                    line = cut(&text, QUOTED_CHARS),
+                    "a line is not in this log's envelope; read as plain text (see --envelope)"
+                );
+            }
+            Some((text, None))
+        }
+    }
+}
+
+/// Applies every record of one message to its log's state; `time` says when a record was
+/// written. A line can hold several records (glued by two writers, a `/metrics` dump): each is
+/// counted in `lines_parsed`/`lines_rejected`, while `lines_read` and `lines_unmatched` stay
+/// counts of physical lines. Returns whether the line held any record.
+fn apply_records(
+    text: &str,
+    time: impl Fn(&Parsed<'_>) -> Option<f64>,
+    log_state: &mut LogState,
+    settings: &StateSettings,
+    series: &mut usize,
+    now: f64,
+) -> bool {
+    let mut any_record = false;
+    llmtail_grammars::each_record(text, |outcome| match outcome {
+        Outcome::Parsed(parsed) => {
+            any_record = true;
+            log_state.apply(parsed, time(parsed), now, settings, series);
+        }
+        Outcome::Rejected { grammar } => {
+            any_record = true;
+            reject(log_state, grammar, text);
+        }
+        Outcome::Unmatched => {}
+    });
+    any_record
 }
 
 /// The state a pipeline built from `settings` starts with.
@@ -361,8 +420,14 @@ impl Sink for Pipeline {
         let now = self.clock.now();
         let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *guard;
+        let State {
+            logs,
+            settings: state_settings,
+            series,
+            ..
+        } = state;
         let (Some(Some(LogInput { decoder, zone })), Some(Some(log_state))) =
-            (self.inputs.get_mut(index), state.logs.get_mut(index))
+            (self.inputs.get_mut(index), logs.get_mut(index))
         else {
             tracing::warn!(
                 log = log.0,
@@ -384,51 +449,18 @@ impl Sink for Pipeline {
                 log_state.io.lines_unmatched += 1;
                 continue;
             }
-            // Before decoding, which borrows the decoder: a line is outside an envelope only
-            // once one was detected, so this is the envelope it was measured against.
-            let envelope = decoder.kind();
-            let (text, envelope_time) = match decoder.decode(raw) {
-                Decoded::Message { text, time } => (text, time),
-                Decoded::Partial => continue,
-                Decoded::Outside { text } => {
-                    // Counted under its old name (`invalid_envelope`): the series is kept.
-                    log_state.io.skipped_invalid_envelope += 1;
-                    let outside = log_state.io.skipped_invalid_envelope;
-                    if outside.is_power_of_two() {
-                        tracing::info!(
-                            log = %log_state.label,
-                            envelope = envelope.as_str(),
-                            outside_so_far = outside,
-                            line = cut(&text, QUOTED_CHARS),
-                            "a line is not in this log's envelope; read as plain text (see --envelope)"
-                        );
-                    }
-                    (text, None)
-                }
+            let Some((text, envelope_time)) = decode(decoder, raw, log_state) else {
+                continue;
             };
-            // A line can hold several records (glued by two writers, a `/metrics` dump): each
-            // is counted in `lines_parsed`/`lines_rejected`; `lines_read` and
-            // `lines_unmatched` stay counts of physical lines.
-            let mut any_record = false;
-            llmtail_grammars::each_record(&text, |outcome| {
-                match outcome {
-                    Outcome::Parsed(parsed) => {
-                        any_record = true;
-                        // Per record, in this log's zone: a syslog log read across New Year
-                        // changes year between two lines. The envelope's time wins over the head's.
-                        let resolve = |t: LogTime| resolve_time(&t, zone, now);
-                        let line_time = envelope_time
-                            .and_then(resolve)
-                            .or_else(|| parsed.time.and_then(resolve));
-                        log_state.apply(parsed, line_time, now, &state.settings, &mut state.series);
-                    }
-                    Outcome::Rejected { grammar } => {
-                        any_record = true;
-                        reject(log_state, grammar, &text);
-                    }
-                    Outcome::Unmatched => {}
-                }
-            });
+            let time = |parsed: &Parsed<'_>| {
+                // Per record, in this log's zone: a syslog log read across New Year changes
+                // year between two lines. The envelope's time wins over the head's.
+                let resolve = |t: LogTime| resolve_time(&t, zone, now);
+                envelope_time
+                    .and_then(resolve)
+                    .or_else(|| parsed.time.and_then(resolve))
+            };
+            let any_record = apply_records(&text, time, log_state, state_settings, series, now);
             if !any_record {
                 log_state.io.lines_unmatched += 1;
             }
