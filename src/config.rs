@@ -213,6 +213,30 @@ fn log_expiry(text: &str, origin: &str) -> Result<std::time::Duration, ConfigErr
     })
 }
 
+/// `HOST:PORT`, where HOST is an address or a name that resolves (`localhost:3913`).
+fn listen_address(listen: &str) -> Result<SocketAddr, ConfigError> {
+    use std::net::ToSocketAddrs;
+    if let Ok(address) = listen.parse() {
+        return Ok(address);
+    }
+    let resolved = listen.to_socket_addrs().map_err(|e| {
+        ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT ({e})\n  fix: e.g. --web.listen-address 127.0.0.1:3913, localhost:3913 or [::]:3913"))
+    })?;
+    // IPv4 first: `localhost` resolves to ::1 too, and a scraper asking for it by name
+    // commonly tries 127.0.0.1.
+    let resolved: Vec<SocketAddr> = resolved.collect();
+    resolved
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(resolved.first())
+        .copied()
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "--web.listen-address: {listen:?} resolves to no address\n  fix: e.g. --web.listen-address 127.0.0.1:3913"
+            ))
+        })
+}
+
 /// The state file must not be one of the logs: saving it would replace the log.
 fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result<(), ConfigError> {
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
@@ -270,6 +294,13 @@ pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
             ConfigError(format!("{origin}: bad glob {given:?}: {e}\n  fix: quote the glob and check its brackets, e.g. --log '/var/log/vllm/*.log'"))
         })?;
         return Ok(LogSpec::Glob(given.to_string()));
+    }
+    // A directory would be retried for ever as "not a regular file": say what was meant.
+    if Path::new(given).is_dir() {
+        let pattern = format!("{}/*.log", given.trim_end_matches('/'));
+        return Err(ConfigError(format!(
+            "{origin}: {given:?} is a directory, not a log file\n  fix: follow the logs in it with a quoted glob, e.g. --log '{pattern}'"
+        )));
     }
     Ok(LogSpec::Path(PathBuf::from(given)))
 }
@@ -354,9 +385,7 @@ impl Settings {
             .listen_address
             .or(config.web.listen_address)
             .unwrap_or_else(|| DEFAULT_LISTEN_ADDRESS.to_string());
-        let listen_address: SocketAddr = listen.parse().map_err(|_| {
-            ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT\n  fix: e.g. --web.listen-address 127.0.0.1:3913 or [::]:3913"))
-        })?;
+        let listen_address = listen_address(&listen)?;
         let telemetry_path = cli
             .telemetry_path
             .or(config.web.telemetry_path)
@@ -463,6 +492,13 @@ mod tests {
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
+    /// Issue 10: `--web.listen-address localhost:3913` was refused as not HOST:PORT.
+    #[test]
+    fn a_listen_address_may_name_a_host() {
+        let s = settings(&["--log", "x", "--web.listen-address", "localhost:3913"]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "127.0.0.1:3913");
+    }
+
     #[test]
     fn log_expiry_takes_a_duration_or_seconds() {
         for (given, seconds) in [("10m", 600), ("90s", 90), ("1h 30m", 5400), ("45", 45)] {
@@ -540,6 +576,10 @@ mod tests {
                     "/var/log/state.log",
                 ],
                 "is also a log to follow",
+            ),
+            (
+                &["--log", "/tmp"],
+                "\"/tmp\" is a directory, not a log file",
             ),
             (
                 &["--log", "x", "--log-expiry", "ten minutes"],
