@@ -27,12 +27,32 @@ impl From {
     }
 }
 
+/// What `--help` says after the flags: endpoints, exit codes, logging, the config file.
+const AFTER_HELP: &str = "\
+Endpoints: /metrics (or --web.telemetry-path), / (what is followed, and how it stands),
+/-/healthy, /-/ready (ready once the logs' existing content is read).
+
+Exit codes: 0 stopped by SIGTERM or SIGINT, or --one-shot done; 1 a run-time error (the port is
+taken, a --one-shot input cannot be read); 2 a bad flag or config file (the message names it and
+the fix). SIGHUP is logged and ignored.
+
+Logging: on stderr; LLMTAIL_LOG=debug (or warn, or llmtail=debug,...) sets how much.
+
+Config file keys (--config): the README's \"Config file\" section; flags win over the file.";
+
 /// Follows the logs of LLM inference engines (vLLM, TensorRT-LLM, Triton) and serves what
 /// their stats lines say as Prometheus metrics, under the engines' own metric names.
 ///
 /// Example: llmtail --log /var/log/vllm.log, then curl localhost:3913/metrics
 #[derive(Debug, Parser)]
-#[command(name = "llmtail", version, about, long_about, max_term_width = 100)]
+#[command(
+    name = "llmtail",
+    version,
+    about,
+    long_about,
+    max_term_width = 100,
+    after_help = AFTER_HELP
+)]
 pub struct Cli {
     /// A log file to follow, a glob ('/var/log/vllm/*.log', quoted; files that match later are
     /// picked up), or '-' for standard input. Repeatable. A file that does not exist yet is waited for.

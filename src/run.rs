@@ -10,7 +10,7 @@ use crate::config::Settings;
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
-use crate::source::{Reader, SourceOptions};
+use crate::source::{LogSpec, Reader, SourceOptions};
 
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
 fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<Reader> {
@@ -27,7 +27,12 @@ fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<
 }
 
 /// Reads every log to its current end and writes the exposition (text format 0.0.4) to `out`.
+/// An input that is missing, unreadable or matches nothing is an error: `--one-shot` is how a
+/// user tests a log, and an empty answer would say nothing of why.
 pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyhow::Result<()> {
+    for log in &settings.logs {
+        check_readable(&log.spec, &log.given)?;
+    }
     let state = new_state(settings);
     if settings.state_file.is_some() {
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
@@ -46,6 +51,34 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
     Ok(())
+}
+
+/// Whether a one-shot input can be read: a file that opens, or a glob with a match.
+fn check_readable(spec: &LogSpec, given: &str) -> anyhow::Result<()> {
+    match spec {
+        LogSpec::Stdin => Ok(()),
+        LogSpec::Path(path) => std::fs::File::open(path).map(drop).map_err(|e| {
+            let fix = match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    "check the path (a log that appears later is only waited for when serving)"
+                }
+                std::io::ErrorKind::PermissionDenied => {
+                    "run as a user that may read it (its group, an ACL: setfacl -m u:$USER:r FILE)"
+                }
+                _ => "check the file",
+            };
+            anyhow::anyhow!("cannot read --log {given}: {e}\n  fix: {fix}")
+        }),
+        LogSpec::Glob(pattern) => {
+            let matched =
+                glob::glob(pattern).is_ok_and(|mut m| m.any(|p| p.is_ok_and(|p| p.is_file())));
+            anyhow::ensure!(
+                matched,
+                "--log {given} matches no file\n  fix: check the pattern (quoted, so the shell does not expand it) and the directory"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// Follows the logs and serves the metrics until SIGTERM or SIGINT.

@@ -600,3 +600,49 @@ fn metrics_array_dump_yields_each_object() {
     );
     assert_eq!(value("llmtail_lines_read_total", &[]), 1.0);
 }
+
+/// Issue 10: `--one-shot`, how a user tests a log, exited 0 with empty output on a missing
+/// file, an unmatched glob or a directory. Each is now an exit code and a message naming the
+/// input and the fix.
+#[test]
+fn one_shot_says_why_an_input_cannot_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.log");
+    let glob = format!("{}/*.log", dir.path().display());
+    let directory = dir.path().display().to_string();
+    let cases = [
+        (missing.display().to_string(), 1, "cannot read --log"),
+        (glob, 1, "matches no file"),
+        (directory, 2, "is a directory, not a log file"),
+    ];
+    for (log, code, message) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmtail"))
+            .args(["--one-shot", "--log", &log])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{log}: {stderr}");
+        assert!(
+            stderr.contains(message) && stderr.contains("fix:"),
+            "{log}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{log}");
+    }
+}
+
+/// Issue 10: `--help` says what an operator looks for next: the endpoints, the exit codes, how
+/// to get more logging, and where the config keys are.
+#[test]
+fn help_lists_endpoints_exit_codes_and_logging() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for expected in ["/-/ready", "Exit codes", "LLMTAIL_LOG", "Config file"] {
+        assert!(
+            help.contains(expected),
+            "--help lacks {expected:?}:\n{help}"
+        );
+    }
+}

@@ -283,6 +283,8 @@ struct Engine<'s> {
     watches: DirWatches,
     /// Every file read and how far (see `scan_glob` and `FollowedFile::open`).
     known: KnownFiles,
+    /// Globs that matched no file at start-up: their first match is logged.
+    unmatched_globs: Vec<usize>,
     sink: &'s mut dyn Sink,
     caught_up_sent: bool,
 }
@@ -304,6 +306,7 @@ impl<'s> Engine<'s> {
             buf: vec![0; READ_BUFFER_BYTES],
             watches,
             known,
+            unmatched_globs: Vec::new(),
             sink,
             caught_up_sent: false,
         }
@@ -332,10 +335,16 @@ impl<'s> Engine<'s> {
             self.add_file(label, path, source, false, true);
         }
         for source in 0..self.specs.len() {
-            if let Spec::Glob { base, .. } = &self.specs[source] {
-                let base = base.clone();
+            if let Spec::Glob { base, pattern } = &self.specs[source] {
+                let (base, pattern) = (base.clone(), pattern.clone());
                 self.watches.want(&base);
                 self.scan_glob(source, true);
+                let matches_a_file =
+                    glob::glob(&pattern).is_ok_and(|mut m| m.any(|p| p.is_ok_and(|p| p.is_file())));
+                if !matches_a_file {
+                    tracing::warn!(glob = %pattern, "no file matches this --log glob yet; it is watched, and files that match later are followed");
+                    self.unmatched_globs.push(source);
+                }
             }
         }
     }
@@ -450,6 +459,12 @@ impl<'s> Engine<'s> {
             }
             let label = Arc::from(label);
             added.push(self.add_file(label, path, source, true, at_startup));
+        }
+        if !added.is_empty() {
+            if let Some(at) = self.unmatched_globs.iter().position(|&s| s == source) {
+                self.unmatched_globs.remove(at);
+                tracing::info!(glob = %pattern_of(&self.specs[source]), "the --log glob matches a file now");
+            }
         }
         added
     }
@@ -621,6 +636,13 @@ impl<'s> Engine<'s> {
         if let Some(stdin) = &mut self.stdin {
             stdin.close(&mut *self.sink);
         }
+    }
+}
+
+fn pattern_of(spec: &Spec) -> &str {
+    match spec {
+        Spec::Glob { pattern, .. } => pattern,
+        _ => "",
     }
 }
 
