@@ -410,6 +410,7 @@ impl FollowedFile {
                 %error,
                 failures = self.open_failures,
                 retry_in = ?backoff,
+                fix = %open_fix(&error),
                 "cannot open log"
             );
         }
@@ -593,6 +594,44 @@ fn fingerprint_matches(log: &OpenLog) -> bool {
     }
 }
 
+/// What to do about a log that does not open.
+fn open_fix(error: &std::io::Error) -> String {
+    match error.kind() {
+        ErrorKind::PermissionDenied => format!(
+            "llmtail runs as {}: give it read access (the file's group, e.g. \
+             SupplementaryGroups=adm in its unit; or an ACL: setfacl -m u:USER:r FILE, and x on \
+             each directory above it)",
+            agent_user()
+        ),
+        ErrorKind::InvalidInput => {
+            "follow a regular file (a directory's logs: a glob such as 'dir/*.log')".to_string()
+        }
+        _ => "check the file; it is retried with a backoff".to_string(),
+    }
+}
+
+/// The user this process runs as, by name when `/etc/passwd` has it (a `DynamicUser` of
+/// systemd may have none), else by uid.
+fn agent_user() -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
+        return "an unknown user".to_string();
+    };
+    let name = std::fs::read_to_string("/etc/passwd")
+        .ok()
+        .and_then(|passwd| {
+            passwd.lines().find_map(|line| {
+                let mut fields = line.split(':');
+                let name = fields.next()?;
+                (fields.nth(1)? == uid.to_string()).then(|| name.to_string())
+            })
+        });
+    match name {
+        Some(name) => format!("user {name} (uid {uid})"),
+        None => format!("uid {uid}"),
+    }
+}
+
 /// Opens a regular file for reading, with its metadata; anything else is an error.
 pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
     let file = OpenOptions::new()
@@ -609,5 +648,22 @@ pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
             ErrorKind::InvalidInput,
             "not a regular file",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 10: an unreadable log said "Permission denied" and nothing of what to do.
+    #[test]
+    fn an_unreadable_log_says_who_the_agent_runs_as_and_the_fix() {
+        let fix = open_fix(&std::io::Error::from(ErrorKind::PermissionDenied));
+        assert!(fix.contains("llmtail runs as "), "{fix}");
+        assert!(fix.contains("uid "), "{fix}");
+        assert!(
+            fix.contains("SupplementaryGroups=") && fix.contains("setfacl"),
+            "{fix}"
+        );
     }
 }
