@@ -343,3 +343,48 @@ fn after_a_crash_line_prometheus_sees_the_gauges_go_stale_and_a_restart_brings_t
     server.wait_for("llmtail_vllm_engine_up{engine=\"0\"}", 1.0);
     server.wait_for("llmtail_vllm_engine_starts_total{engine=\"0\"}", 2.0);
 }
+
+/// The shipped alert rules (`alerts/`, issue 10): promtool accepts them, their unit tests
+/// pass, and every series they name is one llmtail exports (a renamed series must not leave an
+/// alert that can never fire).
+#[test]
+fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("alerts");
+    for args in [
+        ["check", "rules", "llmtail.rules.yml"],
+        ["test", "rules", "llmtail.test.yml"],
+    ] {
+        let out = std::process::Command::new(&promtool)
+            .args(&args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "promtool {args:?}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rules = std::fs::read_to_string(dir.join("llmtail.rules.yml")).unwrap();
+    let exported: Vec<String> = llmtail::catalog::all_metrics()
+        .iter()
+        .map(|m| m.sample_name())
+        .collect();
+    let named = rules
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|w| {
+            ["vllm:", "llmtail_", "nv_trt_llm_"]
+                .iter()
+                .any(|p| w.starts_with(p))
+        });
+    for name in named {
+        assert!(
+            exported.iter().any(|e| e == name),
+            "an alert names {name}, which llmtail does not export"
+        );
+    }
+}
