@@ -358,7 +358,7 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
         ["test", "rules", "llmtail.test.yml"],
     ] {
         let out = std::process::Command::new(&promtool)
-            .args(&args)
+            .args(args)
             .current_dir(&dir)
             .output()
             .unwrap();
