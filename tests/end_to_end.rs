@@ -168,6 +168,34 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     assert_eq!(agent.get("/metrics").unwrap().status, 404);
 }
 
+/// Issue 10: the landing page said "waiting" for a log that does not exist yet and left out a
+/// glob that matches nothing; it now says why a log is not open, and lists such globs.
+#[test]
+fn the_landing_page_says_why_a_log_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("later.log");
+    let glob = format!("{}/*.txt", dir.path().display());
+    let read = dir.path().join("vllm.log");
+    append(&read, &[CONFIG_LINE, ISSUE_LINE]);
+    let agent = RunningAgent::start(&[
+        "--log",
+        missing.to_str().unwrap(),
+        "--log",
+        &glob,
+        "--log",
+        read.to_str().unwrap(),
+    ]);
+    let page = agent.get("/").unwrap().body;
+    assert!(page.contains("waiting for the file to appear"), "{page}");
+    assert!(page.contains(&format!("<code>{glob}</code>")), "{page}");
+    assert!(page.contains("no file matches yet"), "{page}");
+    assert!(page.contains("<td>open</td>"), "{page}");
+    assert!(
+        page.contains("records parsed") && page.contains("rejected"),
+        "{page}"
+    );
+}
+
 #[test]
 fn from_end_only_follows_new_lines_and_from_start_rebuilds_the_state() {
     let dir = tempfile::tempdir().unwrap();

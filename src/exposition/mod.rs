@@ -18,7 +18,7 @@ use axum::Router;
 
 use crate::config::LogSettings;
 use crate::pipeline::Clock;
-use crate::state::State;
+use crate::state::{LogState, State};
 use render::Format;
 pub use snapshot::Snapshots;
 
@@ -84,8 +84,27 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// One row per followed log.
-fn log_rows(state: &State, settings: &[LogSettings]) -> String {
+/// Whether a log is open, and if not, why.
+fn log_status(log: &LogState, now: f64) -> String {
+    if log.io.open {
+        "open".to_string()
+    } else if let Some(gone) = log.gone_since {
+        format!(
+            "gone {:.0} s ago (its series go after --log-expiry)",
+            now - gone
+        )
+    } else if log.io.open_errors > 0 {
+        format!(
+            "cannot open it ({} attempts; the agent's log says why and the fix)",
+            log.io.open_errors
+        )
+    } else {
+        "waiting for the file to appear".to_string()
+    }
+}
+
+/// One row per followed log, and one per glob that matches no file yet.
+fn log_rows(state: &State, settings: &[LogSettings], now: f64) -> String {
     let mut rows = String::new();
     for log in state.shown_logs() {
         let grammars: Vec<String> = log
@@ -93,17 +112,32 @@ fn log_rows(state: &State, settings: &[LogSettings]) -> String {
             .iter()
             .map(|g| format!("{} {}", g.grammar, g.lines))
             .collect();
+        let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
+        let skipped: u64 = log.io.skipped().iter().map(|(_, n)| n).sum();
+        let last_line = log
+            .latest_line_at
+            .map_or("none yet".to_string(), |t| format!("{:.0} s ago", now - t));
         let zone = settings.get(log.source).map_or("", |l| l.timezone.name());
         rows.push_str(&format!(
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{rejected}</td><td>{skipped}</td><td>{last_line}</td><td>{}</td></tr>\n",
             escape(&log.label),
             escape(zone),
-            if log.io.open { "open" } else { "waiting" },
+            escape(&log_status(log, now)),
             log.io.offset,
             log.io.lines_read,
             escape(&grammars.join(", ")),
             escape(log.vllm_model_name(&state.settings)),
         ));
+    }
+    for (source, given) in settings.iter().enumerate() {
+        let is_glob = matches!(given.spec, crate::source::LogSpec::Glob(_));
+        if is_glob && !state.iter_logs().any(|log| log.source == source) {
+            rows.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td>no file matches yet (watched)</td><td colspan=\"7\"></td></tr>\n",
+                escape(&given.given),
+                escape(given.timezone.name()),
+            ));
+        }
     }
     rows
 }
@@ -160,7 +194,7 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
         (
-            log_rows(&state, &shared.logs),
+            log_rows(&state, &shared.logs, now),
             engine_rows(&state, now),
             warnings(&state),
         )
@@ -176,7 +210,7 @@ async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
          <h1>llmtail {version}</h1>\n<p>Follows the logs of LLM inference engines and serves their stats as Prometheus metrics.</p>\n\
          <ul><li><a href=\"{path}\">{path}</a>: the metrics</li><li><a href=\"/-/healthy\">/-/healthy</a>, <a href=\"/-/ready\">/-/ready</a></li></ul>\n\
          {warnings}<h2>Logs</h2>\n<p>Following {given}.</p>\n\
-         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>time zone</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>lines parsed</th><th>model</th></tr>\n{logs}</table>\n\
+         <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>time zone</th><th>file</th><th>offset (bytes)</th><th>lines read</th><th>records parsed</th><th>rejected</th><th>skipped</th><th>last stats line</th><th>model</th></tr>\n{logs}</table>\n\
          <h2>vLLM engines</h2>\n\
          <table border=\"1\" cellpadding=\"4\"><tr><th>log</th><th>engine</th><th>status</th><th>vLLM version</th><th>stats interval</th><th>last stats line</th><th>start-ups</th></tr>\n{engines}</table>\n\
          </body></html>\n",
