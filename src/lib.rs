@@ -16,6 +16,7 @@ pub mod envelope;
 pub mod exposition;
 pub mod pipeline;
 pub mod run;
+pub mod service;
 pub mod source;
 pub mod state;
 pub mod timezone;

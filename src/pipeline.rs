@@ -11,6 +11,7 @@ use llmtail_grammars::{LogTime, Outcome, Parsed};
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::Settings;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
+use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
 use crate::state::{LogState, State, StateSettings};
 use crate::timezone::resolve_time;
@@ -84,6 +85,8 @@ pub struct Pipeline {
     state_file: Option<StateFile>,
     max_line_bytes: usize,
     clock: Clock,
+    /// systemd's `Type=notify` and watchdog, when serving.
+    service: Option<ServiceManager>,
 }
 
 /// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
@@ -213,6 +216,7 @@ impl Pipeline {
             state_file: None,
             max_line_bytes: settings.max_line_bytes,
             clock,
+            service: None,
         }
     }
 
@@ -239,8 +243,18 @@ impl Pipeline {
         self
     }
 
+    /// Tells systemd when the logs' existing content is read, and pings its watchdog from
+    /// the reader's loop (serving only).
+    pub fn with_service_manager(mut self, service: ServiceManager) -> Pipeline {
+        self.service = Some(service);
+        self
+    }
+
     /// Writes the state file once more (the reader has stopped: every position is final).
     pub fn finish(&mut self) {
+        if let Some(service) = &self.service {
+            service.stopping();
+        }
         self.save_checkpoint();
     }
 
@@ -496,10 +510,16 @@ impl Sink for Pipeline {
     /// down lost what followed the stale position).
     fn tick(&mut self) {
         self.maybe_save();
+        if let Some(service) = &mut self.service {
+            service.tick();
+        }
     }
 
     fn caught_up(&mut self) {
         self.lock().caught_up = true;
         tracing::info!("read what the logs held at start-up");
+        if let Some(service) = &self.service {
+            service.ready();
+        }
     }
 }

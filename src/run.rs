@@ -10,6 +10,7 @@ use crate::config::Settings;
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
+use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions};
 
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
@@ -131,7 +132,8 @@ pub async fn serve_on(
 ) -> anyhow::Result<()> {
     serve::raise_descriptor_limit();
     let state = new_state(settings);
-    let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
+    let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone())
+        .with_service_manager(ServiceManager::from_environment());
     // A state file we cannot use is no reason not to start: the logs rebuild the state.
     let restored = settings
         .state_file

@@ -722,3 +722,42 @@ fn which(name: &str) -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// Issue 10: under systemd (`Type=notify`) the agent says READY=1 once the logs' existing
+/// content is read, and pings the watchdog from its reader's loop.
+#[test]
+fn systemd_hears_ready_and_watchdog_pings() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append(&log, &[CONFIG_LINE, ISSUE_LINE]);
+    let socket_path = dir.path().join("notify.sock");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let mut agent = std::process::Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args([
+            "--log",
+            log.to_str().unwrap(),
+            "--web.listen-address",
+            "127.0.0.1:0",
+        ])
+        .env("NOTIFY_SOCKET", &socket_path)
+        .env("WATCHDOG_USEC", "200000")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut heard = Vec::new();
+    let mut buf = [0u8; 256];
+    while !(heard.iter().any(|m| m == "READY=1") && heard.iter().any(|m| m == "WATCHDOG=1")) {
+        let Ok(n) = socket.recv(&mut buf) else {
+            break;
+        };
+        heard.push(String::from_utf8_lossy(&buf[..n]).trim().to_string());
+    }
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert!(heard.iter().any(|m| m == "READY=1"), "{heard:?}");
+    assert!(heard.iter().any(|m| m == "WATCHDOG=1"), "{heard:?}");
+}
