@@ -4,7 +4,9 @@
 
 use std::process::{Command, Stdio};
 
-use crate::support::agent::{eventually, expect_sample, http_get, sample, RunningAgent, TESTS_NOW};
+use crate::support::agent::{
+    eventually, expect_sample, free_address, http_get, on_path, sample, RunningAgent, TESTS_NOW,
+};
 use crate::support::writer::append_lines as append;
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
@@ -328,12 +330,7 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[ISSUE_LINE]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let address = format!("127.0.0.1:{port}");
+    let address = free_address();
     let mut child = llmtail()
         .args([
             "--log",
@@ -680,7 +677,7 @@ fn help_lists_endpoints_exit_codes_and_logging() {
 /// Skipped where systemd-analyze is not installed.
 #[test]
 fn the_systemd_unit_is_hardened_and_verifies() {
-    let Ok(analyze) = which("systemd-analyze") else {
+    let Some(analyze) = on_path("systemd-analyze") else {
         eprintln!("systemd-analyze is not installed: skipping");
         return;
     };
@@ -713,14 +710,6 @@ fn the_systemd_unit_is_hardened_and_verifies() {
         "systemd-analyze verify: {}",
         String::from_utf8_lossy(&verify.stderr)
     );
-}
-
-/// A program on the PATH.
-fn which(name: &str) -> Result<std::path::PathBuf, ()> {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 /// Issue 10: under systemd (`Type=notify`) the agent says READY=1 once the logs' existing

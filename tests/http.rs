@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::agent::{eventually, http_get};
+use crate::support::agent::{eventually, free_address, http_get};
 
 /// The agent's process, killed (and reaped) if the test ends before it exits.
 struct Agent(std::process::Child);
@@ -20,17 +20,9 @@ impl Drop for Agent {
     }
 }
 
-fn free_address() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("127.0.0.1:{port}")
-}
-
-/// Starts the agent on an empty log with `flags`; returns it, once ready, and its address.
-fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
+/// Starts the agent on an empty log with `flags`, its stderr going to `stderr`; returns it
+/// (not waited for) and its address.
+fn spawn_agent(flags: &[&str], stderr: Stdio) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, "").unwrap();
@@ -44,11 +36,16 @@ fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDi
                 &address,
             ])
             .args(flags)
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap(),
     );
-    let addr = address.parse().unwrap();
+    (agent, address.parse().unwrap(), dir)
+}
+
+/// [`spawn_agent`] without its stderr, once it is ready.
+fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
+    let (agent, addr, dir) = spawn_agent(flags, Stdio::null());
     assert!(
         eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
         "never ready"
@@ -142,22 +139,7 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
 #[test]
 fn sighup_does_not_stop_the_agent() {
     use std::io::BufRead;
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    std::fs::write(&log, "").unwrap();
-    let address = free_address();
-    let mut agent = Agent(
-        Command::new(env!("CARGO_BIN_EXE_llmtail"))
-            .args([
-                "--log",
-                log.to_str().unwrap(),
-                "--web.listen-address",
-                &address,
-            ])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let (mut agent, addr, _dir) = spawn_agent(&[], Stdio::piped());
     let mut stderr = std::io::BufReader::new(agent.0.stderr.take().unwrap()).lines();
     // Ready once it serves: its handlers are installed before it does.
     assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("serving metrics"))));
@@ -169,6 +151,5 @@ fn sighup_does_not_stop_the_agent() {
     // The agent says it handled the signal; the default action would have ended it instead.
     assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("SIGHUP"))));
     assert!(agent.0.try_wait().unwrap().is_none(), "the agent exited");
-    let addr = address.parse().unwrap();
     assert!(http_get(addr, "/metrics", None).is_ok_and(|r| r.status == 200));
 }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use crate::support::agent::{eventually, http_get, RunningAgent};
+use crate::support::agent::{eventually, http_get, on_path, RunningAgent};
 use crate::support::writer::append_lines;
 
 fn tool(name: &str) -> Option<PathBuf> {
@@ -15,10 +15,7 @@ fn tool(name: &str) -> Option<PathBuf> {
         eprintln!("LLMTAIL_SKIP_PROMETHEUS=1: skipping the test that needs {name}");
         return None;
     }
-    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file());
-    Some(found.unwrap_or_else(|| {
+    Some(on_path(name).unwrap_or_else(|| {
         panic!("{name} is not installed: apt-get install -y prometheus (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
     }))
 }

@@ -144,6 +144,23 @@ pub fn expect_sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 
     sample(metrics, name, labels).unwrap_or_else(|| panic!("no {name} {labels:?} in:\n{metrics}"))
 }
 
+/// A loopback address with a port free right now, for an agent started as a process.
+pub fn free_address() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
+/// A program on the `PATH`, if it is installed.
+pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
 /// The agent, serving on an ephemeral loopback port until dropped.
 pub struct RunningAgent {
     pub addr: SocketAddr,
