@@ -27,7 +27,7 @@ fn state() -> Arc<Mutex<State>> {
     for log in 0..LOGS {
         let mut log_state = LogState::new(
             Arc::from(format!("/var/log/vllm/gpu{log}.log")),
-            0,
+            llmtail::source::LogSpec::Glob("/var/log/vllm/*.log".into()),
             Vec::new(),
             None,
             None,

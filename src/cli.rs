@@ -30,11 +30,18 @@ impl From {
 /// What `--help` says after the flags: endpoints, exit codes, logging, the config file.
 const AFTER_HELP: &str = "\
 Endpoints: /metrics (or --web.telemetry-path), / (what is followed, and how it stands),
-/-/healthy, /-/ready (ready once the logs' existing content is read).
+/-/healthy, /-/ready (ready once the logs' existing content is read); with
+--web.enable-lifecycle, POST /-/reload and POST /-/quit.
 
-Exit codes: 0 stopped by SIGTERM or SIGINT, or --one-shot done; 1 a run-time error (the port is
-taken, a --one-shot input cannot be read); 2 a bad flag or config file (the message names it and
-the fix). SIGHUP is logged and ignored.
+Exit codes: 0 stopped by SIGTERM or SIGINT (or /-/quit), or --one-shot done; 1 a run-time error
+(the port is taken, a --one-shot input cannot be read); 2 a bad flag or config file (the message
+names it and the fix).
+
+Reload: SIGHUP (systemctl reload llmtail) reads the --config file again: logs added are
+followed, logs removed are dropped, labels and settings change, the logs that stay keep their
+counters and positions. A file with a mistake is refused (the log says why) and the running
+configuration stays. The listen address, telemetry path, connection limit, state file,
+--from and --max-line-bytes need a restart.
 
 Logging: on stderr; LLMTAIL_LOG=debug (or warn, or llmtail=debug,...) sets how much.
 
@@ -44,7 +51,7 @@ Config file keys (--config): the README's \"Config file\" section; flags win ove
 /// their stats lines say as Prometheus metrics, under the engines' own metric names.
 ///
 /// Example: llmtail --log /var/log/vllm.log, then curl localhost:3913/metrics
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "llmtail",
     version,
@@ -141,6 +148,12 @@ pub struct Cli {
     /// Read a TOML config file with the same settings and per-log labels; flags win.
     #[arg(long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// Serve POST /-/reload (read the config file again, as SIGHUP does) and POST /-/quit
+    /// (stop cleanly), as Prometheus does with the same flag. Off by default: anyone who can
+    /// reach the port could use them.
+    #[arg(long = "web.enable-lifecycle")]
+    pub enable_lifecycle: bool,
 
     /// Read the logs to their current end, print the metrics (Prometheus text format) to
     /// stdout and exit, instead of serving them. How to test a log.

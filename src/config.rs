@@ -6,6 +6,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Deserialize;
 
@@ -83,6 +84,29 @@ pub struct Settings {
     pub log_expiry: std::time::Duration,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
+    /// `--web.enable-lifecycle`: `POST /-/reload` (and `/-/quit`) are served.
+    pub enable_lifecycle: bool,
+    /// The flags these settings were made from: a reload reads the config file again and
+    /// merges it with them.
+    pub flags: Cli,
+}
+
+/// The settings in force while serving: replaced whole by a reload, read by the landing page.
+#[derive(Debug, Clone)]
+pub struct LiveSettings(Arc<RwLock<Arc<Settings>>>);
+
+impl LiveSettings {
+    pub fn new(settings: Settings) -> LiveSettings {
+        LiveSettings(Arc::new(RwLock::new(Arc::new(settings))))
+    }
+
+    pub fn get(&self) -> Arc<Settings> {
+        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    pub fn set(&self, settings: Arc<Settings>) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = settings;
+    }
 }
 
 /// The config file. Unknown keys are errors: a typo must not be silently ignored.
@@ -308,6 +332,7 @@ pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
 impl Settings {
     /// Merges the flags with the config file they name, and validates the result.
     pub fn from_cli(cli: Cli) -> Result<Settings, ConfigError> {
+        let flags = cli.clone();
         let (config, config_origin) = match &cli.config {
             Some(path) => (
                 read_config(path)?,
@@ -345,11 +370,13 @@ impl Settings {
             });
         }
         for given in &cli.logs {
-            if logs.iter().any(|l| &l.given == given) {
+            let spec = log_spec(given, "--log")?;
+            // Followed once, with the `[[log]]` entry's settings if it has one.
+            if logs.iter().any(|l| l.spec == spec) {
                 continue;
             }
             logs.push(LogSettings {
-                spec: log_spec(given, "--log")?,
+                spec,
                 given: given.clone(),
                 envelope: default_envelope,
                 model_name: None,
@@ -465,6 +492,8 @@ impl Settings {
             log_expiry,
             state_file,
             one_shot: cli.one_shot,
+            enable_lifecycle: cli.enable_lifecycle,
+            flags,
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod envelope;
 pub mod exposition;
 pub mod pipeline;
+pub mod reload;
 pub mod run;
 pub mod service;
 pub mod source;

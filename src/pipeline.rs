@@ -9,7 +9,7 @@ use jiff::tz::TimeZone;
 use llmtail_grammars::{LogTime, Outcome, Parsed};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
-use crate::config::Settings;
+use crate::config::{LogSettings, Settings};
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
@@ -44,21 +44,32 @@ impl Clock {
     }
 }
 
-/// Per `--log`: what applies to the files it names.
-#[derive(Debug, Clone)]
-struct SourceSettings {
-    envelope: EnvelopeKind,
-    model_name: Option<String>,
-    labels: Vec<(String, String)>,
-    vllm_version: Option<String>,
-    zone: TimeZone,
-    from_glob: bool,
-}
-
 /// How one followed file's lines are read: its envelope, and the zone of times without one.
 struct LogInput {
     decoder: Decoder,
     zone: TimeZone,
+}
+
+impl LogInput {
+    fn new(source: Option<&LogSettings>, max_line_bytes: usize) -> LogInput {
+        let (envelope, zone) = match source {
+            Some(source) => (source.envelope, source.timezone.zone().clone()),
+            None => (EnvelopeKind::Auto, TimeZone::UTC),
+        };
+        LogInput {
+            decoder: Decoder::new(envelope, max_line_bytes),
+            zone,
+        }
+    }
+
+    /// A reload's zone and envelope. The decoder is kept when the envelope stays, so that
+    /// what it detected, and a line it holds half of, are not lost.
+    fn reconfigure(&mut self, source: &LogSettings, max_line_bytes: usize) {
+        self.zone = source.timezone.zone().clone();
+        if self.decoder.configured() != source.envelope {
+            self.decoder = Decoder::new(source.envelope, max_line_bytes);
+        }
+    }
 }
 
 /// How often the state file is rewritten while lines flow.
@@ -75,10 +86,20 @@ struct StateFile {
     changed: bool,
 }
 
+/// A configuration reloaded while serving, on its way to the reader's thread.
+pub struct Reconfiguration {
+    pub settings: Arc<Settings>,
+    /// Told once the pipeline has taken it (the reader then follows its logs).
+    pub taken: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
 /// Envelope, grammar and state for every followed file.
 pub struct Pipeline {
     state: Arc<Mutex<State>>,
-    sources: Vec<SourceSettings>,
+    /// Each `--log` (or `[[log]]`): what applies to the files it names.
+    sources: Vec<LogSettings>,
+    /// Reloaded configurations, newest last.
+    reconfigurations: Option<std::sync::mpsc::Receiver<Reconfiguration>>,
     inputs: Vec<Option<LogInput>>,
     /// Per log: the file being read and the offset after the last line applied to the state.
     positions: Vec<Option<(FileId, u64)>>,
@@ -185,32 +206,26 @@ fn apply_records(
 
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
-    Arc::new(Mutex::new(State::new(StateSettings {
+    Arc::new(Mutex::new(State::new(state_settings(settings))))
+}
+
+/// What of `settings` shapes how records become series.
+fn state_settings(settings: &Settings) -> StateSettings {
+    StateSettings {
         stats_interval: settings.vllm_stats_interval,
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
         series: crate::catalog::series_guard(settings.max_series),
         log_expiry: settings.log_expiry.as_secs_f64(),
-    })))
+    }
 }
 
 impl Pipeline {
     pub fn new(settings: &Settings, state: Arc<Mutex<State>>, clock: Clock) -> Pipeline {
-        let sources = settings
-            .logs
-            .iter()
-            .map(|l| SourceSettings {
-                envelope: l.envelope,
-                model_name: l.model_name.clone(),
-                labels: l.labels.clone(),
-                vllm_version: l.vllm_version.clone(),
-                zone: l.timezone.zone().clone(),
-                from_glob: matches!(l.spec, LogSpec::Glob(_)),
-            })
-            .collect();
         Pipeline {
             state,
-            sources,
+            sources: settings.logs.clone(),
+            reconfigurations: None,
             inputs: Vec::new(),
             positions: Vec::new(),
             state_file: None,
@@ -240,6 +255,15 @@ impl Pipeline {
             last_saved: Instant::now(),
             changed: false,
         });
+        self
+    }
+
+    /// Takes reloaded configurations from `reconfigurations` (serving only).
+    pub fn with_reconfigurations(
+        mut self,
+        reconfigurations: std::sync::mpsc::Receiver<Reconfiguration>,
+    ) -> Pipeline {
+        self.reconfigurations = Some(reconfigurations);
         self
     }
 
@@ -307,15 +331,11 @@ impl Pipeline {
     /// A file is followed from now on under `label`: its input, and its state. The state is
     /// that of an earlier file of the same label if one is kept (a path that came back: one
     /// log, one set of series), else what the state file saved of it, else new.
-    fn discover(&mut self, index: usize, label: Arc<str>, source: usize) {
-        let settings = self.sources.get(source).cloned().unwrap_or(SourceSettings {
-            envelope: EnvelopeKind::Auto,
-            model_name: None,
-            labels: Vec::new(),
-            vllm_version: None,
-            zone: TimeZone::UTC,
-            from_glob: false,
-        });
+    fn discover(&mut self, index: usize, label: Arc<str>, source: LogSpec) {
+        let input = LogInput::new(
+            self.sources.iter().find(|s| s.spec == source),
+            self.max_line_bytes,
+        );
         if self.inputs.len() <= index {
             self.inputs.resize_with(index + 1, || None);
         }
@@ -323,8 +343,6 @@ impl Pipeline {
             self.positions.resize(index + 1, None);
         }
         self.positions[index] = None;
-        let zone = settings.zone.clone();
-        let envelope = settings.envelope;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let earlier = state.find_log(&label).filter(|&at| at != index);
         let log_state = match earlier.and_then(|at| state.take_log(at)) {
@@ -332,7 +350,7 @@ impl Pipeline {
                 tracing::info!(log = %label, "a log that was gone is back; its counters go on");
                 earlier
             }
-            None => self.new_log_state(label, source, settings),
+            None => self.new_log_state(label, source),
         };
         state.insert_log(index, log_state);
         // Logs moved (above) or forgotten by a scrape (a glob's files gone past --log-expiry)
@@ -343,22 +361,21 @@ impl Pipeline {
             }
         }
         drop(state);
-        self.inputs[index] = Some(LogInput {
-            decoder: Decoder::new(envelope, self.max_line_bytes),
-            zone,
-        });
+        self.inputs[index] = Some(input);
     }
 
     /// A log's state as it starts: empty, or with what the state file saved of it.
-    fn new_log_state(&self, label: Arc<str>, source: usize, settings: SourceSettings) -> LogState {
+    fn new_log_state(&self, label: Arc<str>, source: LogSpec) -> LogState {
+        let settings = self.sources.iter().find(|s| s.spec == source);
+        let from_glob = matches!(source, LogSpec::Glob(_));
         let mut log_state = LogState::new(
             label.clone(),
             source,
-            settings.labels,
-            settings.model_name,
-            settings.vllm_version.as_deref(),
+            settings.map(|s| s.labels.clone()).unwrap_or_default(),
+            settings.and_then(|s| s.model_name.clone()),
+            settings.and_then(|s| s.vllm_version.as_deref()),
         );
-        log_state.from_glob = settings.from_glob;
+        log_state.from_glob = from_glob;
         if let Some(saved) = self
             .state_file
             .as_ref()
@@ -368,6 +385,44 @@ impl Pipeline {
             tracing::info!(log = %label, "restored counters from the state file");
         }
         log_state
+    }
+
+    /// Takes a reloaded configuration: the logs no longer given are dropped with their series,
+    /// those that stay take their entry's labels, model name, version, zone and envelope, and
+    /// keep their counters; the settings every log shares are replaced.
+    fn reconfigure(&mut self, settings: &Settings) {
+        self.sources.clone_from(&settings.logs);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.settings = state_settings(settings);
+        for (index, slot) in state.logs.iter_mut().enumerate() {
+            let Some(log) = slot else {
+                continue;
+            };
+            let source = self.sources.iter().find(|s| s.spec == log.source);
+            match source {
+                Some(source) => {
+                    log.labels.clone_from(&source.labels);
+                    log.model_name.clone_from(&source.model_name);
+                    log.vllm.set_version_setting(source.vllm_version.as_deref());
+                    if let Some(Some(input)) = self.inputs.get_mut(index) {
+                        input.reconfigure(source, self.max_line_bytes);
+                    }
+                }
+                // Stdin is read for as long as it lasts: it cannot be given again.
+                None if log.source == LogSpec::Stdin => {}
+                None => {
+                    tracing::info!(log = %log.label, "dropped with its series (configuration reloaded)");
+                    *slot = None;
+                    if let Some(input) = self.inputs.get_mut(index) {
+                        *input = None;
+                    }
+                    if let Some(position) = self.positions.get_mut(index) {
+                        *position = None;
+                    }
+                }
+            }
+        }
+        state.count_series();
     }
 
     /// Counts what happened to a file in its log's state.
@@ -513,6 +568,24 @@ impl Sink for Pipeline {
         if let Some(service) = &mut self.service {
             service.tick();
         }
+    }
+
+    fn new_specs(&mut self) -> Option<Vec<LogSpec>> {
+        let receiver = self.reconfigurations.as_ref()?;
+        // Only the newest counts when reloads came faster than a round of checks.
+        let newest = std::iter::from_fn(|| receiver.try_recv().ok()).last()?;
+        self.reconfigure(&newest.settings);
+        if let Some(taken) = newest.taken {
+            let _ = taken.send(());
+        }
+        Some(
+            newest
+                .settings
+                .logs
+                .iter()
+                .map(|l| l.spec.clone())
+                .collect(),
+        )
     }
 
     fn caught_up(&mut self) {

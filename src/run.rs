@@ -6,10 +6,11 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::checkpoint::Checkpoint;
-use crate::config::Settings;
+use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
-use crate::exposition::{self, render, Shared};
+use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
+use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions};
 
@@ -98,28 +99,8 @@ pub fn serve(settings: &Settings) -> anyhow::Result<()> {
                     settings.listen_address
                 )
             })?;
-        ignore_hangups();
         serve_on(settings, listener, Clock::system(), shutdown_signal()).await
     })
-}
-
-/// SIGHUP's default action ends the process without saving the state file; logrotate scripts
-/// and init systems send it meaning "reload". Until a reload exists, it is logged and ignored.
-fn ignore_hangups() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::hangup()) {
-            Ok(mut hangups) => {
-                tokio::spawn(async move {
-                    while hangups.recv().await.is_some() {
-                        tracing::warn!("SIGHUP: llmtail does not reload its settings yet; ignored (restart it to apply a new configuration)");
-                    }
-                });
-            }
-            Err(e) => tracing::warn!("cannot listen for SIGHUP: {e}"),
-        }
-    }
 }
 
 /// Follows the logs and serves on `listener` until `shutdown` completes. Tests call this
@@ -132,8 +113,10 @@ pub async fn serve_on(
 ) -> anyhow::Result<()> {
     serve::raise_descriptor_limit();
     let state = new_state(settings);
+    let (reconfigure, reconfigurations) = std::sync::mpsc::channel();
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone())
-        .with_service_manager(ServiceManager::from_environment());
+        .with_service_manager(ServiceManager::from_environment())
+        .with_reconfigurations(reconfigurations);
     // A state file we cannot use is no reason not to start: the logs rebuild the state.
     let restored = settings
         .state_file
@@ -161,18 +144,39 @@ pub async fn serve_on(
         })
         .context("cannot start the reader thread")?;
 
+    let live = LiveSettings::new(settings.clone());
+    let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
+    let reloader = Reloader {
+        live: live.clone(),
+        pipeline: reconfigure,
+        reader: stopper.clone(),
+    };
+    tokio::spawn(reloader.serve(reloads));
+    reload_on_hangup(reload_requests.clone());
+    let quit = Arc::new(tokio::sync::Notify::new());
+    let lifecycle = settings.enable_lifecycle.then(|| Lifecycle {
+        reload: reload_requests,
+        quit: Arc::clone(&quit),
+    });
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
-        logs: settings.logs.iter().cloned().collect(),
+        settings: live,
         clock,
         snapshots: Arc::default(),
+        lifecycle,
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");
     let options = ServeOptions {
         max_connections: settings.max_connections,
         ..ServeOptions::default()
+    };
+    let shutdown = async move {
+        tokio::select! {
+            () = shutdown => {}
+            () = quit.notified() => tracing::info!("POST /-/quit: shutting down"),
+        }
     };
     let served = serve::serve(listener, exposition::app(shared), shutdown, options).await;
     stopper.stop();

@@ -6,6 +6,7 @@ mod end_to_end;
 mod http;
 mod identity;
 mod prometheus;
+mod reload;
 mod replay;
 mod restarts;
 mod rotation;

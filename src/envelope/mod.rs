@@ -113,6 +113,11 @@ impl Decoder {
         }
     }
 
+    /// The envelope it was made for (`Auto`: detected from the lines).
+    pub fn configured(&self) -> EnvelopeKind {
+        self.configured
+    }
+
     /// The envelope in use: the configured one, the detected one, or `Auto` while undecided.
     pub fn kind(&self) -> EnvelopeKind {
         self.detected.unwrap_or(self.configured)

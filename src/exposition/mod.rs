@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use axum::extract::State as Extract;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
-use crate::config::LogSettings;
+use crate::config::{LiveSettings, LogSettings};
 use crate::pipeline::Clock;
 use crate::state::{LogState, State};
 use render::Format;
@@ -27,12 +27,22 @@ pub use snapshot::Snapshots;
 pub struct Shared {
     pub state: Arc<Mutex<State>>,
     pub telemetry_path: Arc<str>,
-    /// Each `--log` (or `[[log]]`): the landing page shows it as given, with its zone.
-    pub logs: Arc<[LogSettings]>,
+    /// The settings in force (a reload replaces them): the landing page shows each log as
+    /// given, with its zone, and the effective settings.
+    pub settings: LiveSettings,
     /// What "now" is when an engine's silence is judged.
     pub clock: Clock,
     /// The newest rendered bodies, which scrapes arriving together share.
     pub snapshots: Arc<Snapshots>,
+    /// `--web.enable-lifecycle`: `/-/reload` and `/-/quit` are served.
+    pub lifecycle: Option<Lifecycle>,
+}
+
+/// How `/-/reload` and `/-/quit` reach the rest of the agent.
+#[derive(Clone)]
+pub struct Lifecycle {
+    pub reload: tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>,
+    pub quit: Arc<tokio::sync::Notify>,
 }
 
 /// The router: metrics, landing page, health.
@@ -43,7 +53,57 @@ pub fn app(shared: Shared) -> Router {
         .route("/", get(landing_page))
         .route("/-/healthy", get(|| async { "Healthy\n" }))
         .route("/-/ready", get(ready))
+        .route("/-/reload", post(reload).put(reload).fallback(post_or_put))
+        .route("/-/quit", post(quit).put(quit).fallback(post_or_put))
         .with_state(shared)
+}
+
+/// What Prometheus answers a lifecycle endpoint asked with another method.
+async fn post_or_put() -> Response {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        "Only POST or PUT requests allowed\n",
+    )
+        .into_response()
+}
+
+/// What Prometheus answers a lifecycle endpoint without `--web.enable-lifecycle`.
+fn lifecycle_disabled() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        "Lifecycle API is not enabled (start llmtail with --web.enable-lifecycle)\n",
+    )
+        .into_response()
+}
+
+/// Reads the config file again, as SIGHUP does: 200 once the new configuration is in force,
+/// 500 with the reason when it is refused (the running one stays).
+async fn reload(Extract(shared): Extract<Shared>) -> Response {
+    let Some(lifecycle) = shared.lifecycle else {
+        return lifecycle_disabled();
+    };
+    let (reply, outcome) = tokio::sync::oneshot::channel();
+    if lifecycle.reload.send(reply).await.is_err() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    match outcome.await {
+        Ok(Ok(summary)) => (StatusCode::OK, format!("{summary}\n")).into_response(),
+        Ok(Err(why)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("failed to reload config: {why}\n"),
+        )
+            .into_response(),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response(),
+    }
+}
+
+/// Stops the agent cleanly, as SIGTERM does.
+async fn quit(Extract(shared): Extract<Shared>) -> Response {
+    let Some(lifecycle) = shared.lifecycle else {
+        return lifecycle_disabled();
+    };
+    lifecycle.quit.notify_one();
+    (StatusCode::OK, "Requesting termination... Goodbye!\n").into_response()
 }
 
 async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
@@ -117,7 +177,10 @@ fn log_rows(state: &State, settings: &[LogSettings], now: f64) -> String {
         let last_line = log
             .latest_line_at
             .map_or("none yet".to_string(), |t| format!("{:.0} s ago", now - t));
-        let zone = settings.get(log.source).map_or("", |l| l.timezone.name());
+        let zone = settings
+            .iter()
+            .find(|l| l.spec == log.source)
+            .map_or("", |l| l.timezone.name());
         rows.push_str(&format!(
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{rejected}</td><td>{skipped}</td><td>{last_line}</td><td>{}</td></tr>\n",
             escape(&log.label),
@@ -129,9 +192,9 @@ fn log_rows(state: &State, settings: &[LogSettings], now: f64) -> String {
             escape(log.vllm_model_name(&state.settings)),
         ));
     }
-    for (source, given) in settings.iter().enumerate() {
+    for given in settings {
         let is_glob = matches!(given.spec, crate::source::LogSpec::Glob(_));
-        if is_glob && !state.iter_logs().any(|log| log.source == source) {
+        if is_glob && !state.iter_logs().any(|log| log.source == given.spec) {
             rows.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td>no file matches yet (watched)</td><td colspan=\"7\"></td></tr>\n",
                 escape(&given.given),
@@ -190,16 +253,17 @@ fn warnings(state: &State) -> String {
 
 async fn landing_page(Extract(shared): Extract<Shared>) -> Html<String> {
     let now = shared.clock.now();
+    let settings = shared.settings.get();
     let (logs, engines, warnings) = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
         (
-            log_rows(&state, &shared.logs, now),
+            log_rows(&state, &settings.logs, now),
             engine_rows(&state, now),
             warnings(&state),
         )
     };
-    let given: Vec<String> = shared
+    let given: Vec<String> = settings
         .logs
         .iter()
         .map(|l| format!("<code>{}</code>", escape(&l.given)))

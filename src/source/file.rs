@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use super::known::KnownFiles;
 use super::splitter::LineSplitter;
-use super::{FileId, LogId, Sink, SkipReason, TailEvent};
+use super::{FileId, LogId, LogSpec, Sink, SkipReason, TailEvent};
 
 /// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
 const FINGERPRINT_BYTES: usize = FileId::HEAD_BYTES;
@@ -129,6 +129,8 @@ pub(crate) struct FollowedFile {
     pub target: Option<PathBuf>,
     /// Found by a glob: forgotten once closed (the glob finds it again if it comes back).
     pub from_glob: bool,
+    /// The `--log` it is followed for: a reload that drops that spec closes it.
+    pub source: LogSpec,
     /// Existed at start-up: [`super::Sink::caught_up`] waits for it.
     pub initial: bool,
     /// Read to its end once (or found missing or unreadable): counts as caught up.
@@ -176,6 +178,7 @@ impl FollowedFile {
             dir,
             target: None,
             from_glob,
+            source: LogSpec::Stdin,
             initial: at_startup && existing.is_some(),
             settled: !at_startup || existing.is_none(),
             missing: existing.is_none(),

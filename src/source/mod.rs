@@ -182,8 +182,8 @@ impl SkipReason {
 #[derive(Debug)]
 pub enum TailEvent {
     /// A file is followed from now on under `label` (the path as given, or as the glob matched it);
-    /// `source` is the index of the [`LogSpec`] it came from.
-    Discovered { label: Arc<str>, source: usize },
+    /// `source` is the [`LogSpec`] it is followed for.
+    Discovered { label: Arc<str>, source: LogSpec },
     /// The file was opened (or reopened after rotation); `None` for stdin. The [`FileId`] and
     /// the [`TailEvent::Offset`]s after it are what a restart resumes from.
     Opened(Option<FileId>),
@@ -221,4 +221,11 @@ pub trait Sink: Send {
     /// interval whether lines came or not: time-driven work (saving the state file after the
     /// last lines of a burst) goes here.
     fn tick(&mut self) {}
+    /// The logs to follow from now on, when they changed (a configuration reload): asked by a
+    /// following reader after each round of checks, so that the sink has taken the new
+    /// configuration before the reader announces a file of it. The files of a spec no longer
+    /// named are closed, those of a new one found as at start-up ([`StartFrom`] applies).
+    fn new_specs(&mut self) -> Option<Vec<LogSpec>> {
+        None
+    }
 }

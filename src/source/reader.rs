@@ -100,6 +100,37 @@ enum Spec {
     Stdin,
 }
 
+/// One `--log`: the spec as the sink knows it (its files are announced with it), resolved.
+struct Source {
+    given: LogSpec,
+    spec: Spec,
+}
+
+impl Source {
+    /// Checks `given` (a bad glob pattern is an error naming it) and resolves its paths.
+    fn new(given: LogSpec) -> Result<Source, SourceError> {
+        let spec = match &given {
+            LogSpec::Path(path) => Spec::Path {
+                label: Arc::from(path.display().to_string()),
+                path: absolute(path)?,
+            },
+            LogSpec::Glob(pattern) => {
+                glob::Pattern::new(pattern).map_err(|source| SourceError::BadGlob {
+                    pattern: pattern.clone(),
+                    source,
+                })?;
+                let base = absolute(&glob_base(pattern))?;
+                Spec::Glob {
+                    pattern: pattern.clone(),
+                    base,
+                }
+            }
+            LogSpec::Stdin => Spec::Stdin,
+        };
+        Ok(Source { given, spec })
+    }
+}
+
 /// Makes [`Reader::follow`] return soon; cheap to clone, usable from any thread.
 #[derive(Debug, Clone)]
 pub struct Stopper {
@@ -114,11 +145,17 @@ impl Stopper {
         // Fails only when the reader is already gone.
         let _ = self.wake.send(());
     }
+
+    /// Wakes the reader for a round of checks, after which it asks its sink for new specs
+    /// ([`super::Sink::new_specs`]): a reload need not wait for the next poll.
+    pub fn wake(&self) {
+        let _ = self.wake.send(());
+    }
 }
 
 /// Follows the logs named by a set of [`LogSpec`]s.
 pub struct Reader {
-    specs: Vec<Spec>,
+    specs: Vec<Source>,
     options: SourceOptions,
     stop: Arc<AtomicBool>,
     wake_tx: Sender<()>,
@@ -132,21 +169,7 @@ impl Reader {
     pub fn new(specs: Vec<LogSpec>, options: SourceOptions) -> Result<Reader, SourceError> {
         let specs = specs
             .into_iter()
-            .map(|spec| match spec {
-                LogSpec::Path(path) => Ok(Spec::Path {
-                    label: Arc::from(path.display().to_string()),
-                    path: absolute(&path)?,
-                }),
-                LogSpec::Glob(pattern) => {
-                    glob::Pattern::new(&pattern).map_err(|source| SourceError::BadGlob {
-                        pattern: pattern.clone(),
-                        source,
-                    })?;
-                    let base = absolute(&glob_base(&pattern))?;
-                    Ok(Spec::Glob { pattern, base })
-                }
-                LogSpec::Stdin => Ok(Spec::Stdin),
-            })
+            .map(Source::new)
             .collect::<Result<Vec<_>, _>>()?;
         let (wake_tx, wake_rx) = channel();
         // Durations are added to `Instant`s; absurd ones would overflow (and panic).
@@ -244,6 +267,9 @@ impl Reader {
             engine.check_due();
             engine.forget_gone_glob_files();
             engine.sink.tick();
+            if let Some(specs) = engine.sink.new_specs() {
+                engine.reconfigure(&specs);
+            }
         }
         engine.close_all();
         drop(wake_tx);
@@ -274,7 +300,7 @@ impl Reader {
 
 /// The state of a running reader.
 struct Engine<'s> {
-    specs: Vec<Spec>,
+    specs: Vec<Source>,
     options: SourceOptions,
     files: Vec<FollowedFile>,
     stdin: Option<StdinLog>,
@@ -284,14 +310,14 @@ struct Engine<'s> {
     /// Every file read and how far (see `scan_glob` and `FollowedFile::open`).
     known: KnownFiles,
     /// Globs that matched no file at start-up: their first match is logged.
-    unmatched_globs: Vec<usize>,
+    unmatched_globs: Vec<LogSpec>,
     sink: &'s mut dyn Sink,
     caught_up_sent: bool,
 }
 
 impl<'s> Engine<'s> {
     fn new(
-        specs: Vec<Spec>,
+        specs: Vec<Source>,
         options: SourceOptions,
         watches: DirWatches,
         known: KnownFiles,
@@ -324,8 +350,13 @@ impl<'s> Engine<'s> {
     /// settings), once: a path given twice (`/x/./a.log`, `//x/a.log`, relative and absolute
     /// spellings all resolve to one) is followed once too.
     fn discover_at_startup(&mut self) {
-        for source in 0..self.specs.len() {
-            let Spec::Path { label, path } = &self.specs[source] else {
+        self.discover(0..self.specs.len());
+    }
+
+    /// Adds the files of the sources at `indexes` as at start-up (`--from` applies).
+    fn discover(&mut self, indexes: std::ops::Range<usize>) {
+        for source in indexes.clone() {
+            let Spec::Path { label, path } = &self.specs[source].spec else {
                 continue;
             };
             if self.files.iter().any(|f| f.path == *path) {
@@ -334,8 +365,8 @@ impl<'s> Engine<'s> {
             let (label, path) = (Arc::clone(label), path.clone());
             self.add_file(label, path, source, false, true);
         }
-        for source in 0..self.specs.len() {
-            if let Spec::Glob { base, pattern } = &self.specs[source] {
+        for source in indexes {
+            if let Spec::Glob { base, pattern } = &self.specs[source].spec {
                 let (base, pattern) = (base.clone(), pattern.clone());
                 self.watches.want(&base);
                 self.scan_glob(source, true);
@@ -343,24 +374,69 @@ impl<'s> Engine<'s> {
                     glob::glob(&pattern).is_ok_and(|mut m| m.any(|p| p.is_ok_and(|p| p.is_file())));
                 if !matches_a_file {
                     tracing::warn!(glob = %pattern, "no file matches this --log glob yet; it is watched, and files that match later are followed");
-                    self.unmatched_globs.push(source);
+                    self.unmatched_globs.push(self.specs[source].given.clone());
                 }
             }
         }
     }
 
+    /// Follows `specs` from now on (a configuration reload): the files of a spec no longer
+    /// given are closed and forgotten, those of a new spec are found as at start-up, and those
+    /// of a spec given before and now go on untouched. Stdin is read for as long as it lasts,
+    /// whatever `specs` say: it cannot be opened again.
+    fn reconfigure(&mut self, specs: &[LogSpec]) {
+        let dropped = |s: &Source| !matches!(s.spec, Spec::Stdin) && !specs.contains(&s.given);
+        for source in self.specs.iter().filter(|s| dropped(s)) {
+            tracing::info!(log = ?source.given, "no longer followed (configuration reloaded)");
+        }
+        self.specs.retain(|s| !dropped(s));
+        let followed: Vec<&LogSpec> = self.specs.iter().map(|s| &s.given).collect();
+        let unfollowed = |file: &FollowedFile| !followed.contains(&&file.source);
+        let mut gone: Vec<FollowedFile> = Vec::new();
+        let mut i = 0;
+        while i < self.files.len() {
+            if unfollowed(&self.files[i]) {
+                gone.push(self.files.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        self.with_files(|ctx, _| gone.iter_mut().for_each(|file| file.close(ctx)));
+        let unmatched = std::mem::take(&mut self.unmatched_globs);
+        self.unmatched_globs = unmatched
+            .into_iter()
+            .filter(|g| specs.contains(g))
+            .collect();
+
+        let first_new = self.specs.len();
+        for given in specs {
+            if self.specs.iter().any(|s| s.given == *given) || *given == LogSpec::Stdin {
+                continue;
+            }
+            match Source::new(given.clone()) {
+                Ok(source) => self.specs.push(source),
+                // The configuration was checked before it came here; a directory that
+                // vanished since cannot be resolved.
+                Err(e) => tracing::warn!("{e}; not followed"),
+            }
+        }
+        self.discover(first_new..self.specs.len());
+        self.watches.refresh();
+        self.check_all();
+    }
+
     /// Opens stdin if a spec names it. Following, it is read on its own thread (`wake`);
     /// one-shot (`wake` is None), it is read to its end here.
     fn start_stdin(&mut self, input: Option<Box<dyn Read + Send>>, wake: Option<Sender<()>>) {
-        let Some(source) = self.specs.iter().position(|s| matches!(s, Spec::Stdin)) else {
+        if !self.specs.iter().any(|s| matches!(s.spec, Spec::Stdin)) {
             return;
-        };
+        }
         let id = self.new_id();
         self.sink.event(
             id,
             TailEvent::Discovered {
                 label: Arc::from("-"),
-                source,
+                source: LogSpec::Stdin,
             },
         );
         let mut log = StdinLog::new(id, self.options.max_line_bytes, &mut *self.sink);
@@ -395,6 +471,7 @@ impl<'s> Engine<'s> {
             .find(|r| *r.label == *label)
             .map(|r| (r.file, r.offset));
         let start_at_end = at_startup && resume.is_none() && self.options.from == StartFrom::End;
+        let given = self.specs[source].given.clone();
         let mut file = FollowedFile::new(
             id,
             Arc::clone(&label),
@@ -404,8 +481,15 @@ impl<'s> Engine<'s> {
             start_at_end,
         );
         file.resume = resume;
+        file.source = given.clone();
         self.watches.want(&file.dir);
-        self.sink.event(id, TailEvent::Discovered { label, source });
+        self.sink.event(
+            id,
+            TailEvent::Discovered {
+                label,
+                source: given,
+            },
+        );
         self.files.push(file);
         self.files.len() - 1
     }
@@ -417,7 +501,7 @@ impl<'s> Engine<'s> {
             // the listing below comes after the watch, so it sees it.
             self.watches.refresh();
         }
-        let Spec::Glob { pattern, .. } = &self.specs[source] else {
+        let Spec::Glob { pattern, .. } = &self.specs[source].spec else {
             return Vec::new();
         };
         let Ok(matches) = glob::glob(pattern) else {
@@ -461,9 +545,10 @@ impl<'s> Engine<'s> {
             added.push(self.add_file(label, path, source, true, at_startup));
         }
         if !added.is_empty() {
-            if let Some(at) = self.unmatched_globs.iter().position(|&s| s == source) {
+            let given = &self.specs[source].given;
+            if let Some(at) = self.unmatched_globs.iter().position(|g| g == given) {
                 self.unmatched_globs.remove(at);
-                tracing::info!(glob = %pattern_of(&self.specs[source]), "the --log glob matches a file now");
+                tracing::info!(glob = %pattern_of(&self.specs[source].spec), "the --log glob matches a file now");
             }
         }
         added
@@ -475,7 +560,7 @@ impl<'s> Engine<'s> {
     /// the lines of files created that shortly before a restart). Returns true if a
     /// directory is newly wanted.
     fn watch_glob_dirs(&mut self, source: usize) -> bool {
-        let Spec::Glob { pattern, .. } = &self.specs[source] else {
+        let Spec::Glob { pattern, .. } = &self.specs[source].spec else {
             return false;
         };
         // Every level down to the files' directories: `pods/*` and `pods/*/vllm`, so that a
@@ -572,7 +657,7 @@ impl<'s> Engine<'s> {
         }
         let mut fresh = Vec::new();
         for source in 0..self.specs.len() {
-            let Spec::Glob { base, .. } = &self.specs[source] else {
+            let Spec::Glob { base, .. } = &self.specs[source].spec else {
                 continue;
             };
             if touched.structural.iter().any(|p| p.starts_with(base)) {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use llmtail_grammars::{Parsed, Record};
 use serde::{Deserialize, Serialize};
 
-use crate::source::SkipReason;
+use crate::source::{LogSpec, SkipReason};
 use pacing::StatsInterval;
 use trtllm::TrtllmLog;
 pub use vllm::VllmLog;
@@ -166,8 +166,8 @@ impl LogIo {
 pub struct LogState {
     /// The path as given or matched: the `log` label.
     pub label: Arc<str>,
-    /// Which `--log` it came from.
-    pub source: usize,
+    /// Which `--log` (or `[[log]]`) it is followed for.
+    pub source: LogSpec,
     /// Labels from the config file's `[[log]]` entry for this source.
     pub labels: Vec<(String, String)>,
     /// The `[[log]]` entry's model name, before `--model-name`.
@@ -198,7 +198,7 @@ impl LogState {
     /// version line is gone.
     pub fn new(
         label: Arc<str>,
-        source: usize,
+        source: LogSpec,
         labels: Vec<(String, String)>,
         model_name: Option<String>,
         vllm_version: Option<&str>,
@@ -357,6 +357,11 @@ impl State {
         }
         self.logs[index] = Some(log);
         // A restored log brings its engines; a replaced one takes its own away.
+        self.count_series();
+    }
+
+    /// What every log's engines and ranks cost, counted again after logs came or went.
+    pub fn count_series(&mut self) {
         let guard = self.settings.series;
         self.series = self.iter_logs().map(|l| l.series(&guard)).sum();
     }
@@ -403,8 +408,7 @@ impl State {
             log.trtllm.judge(now);
         }
         if forgot {
-            let guard = self.settings.series;
-            self.series = self.iter_logs().map(|l| l.series(&guard)).sum();
+            self.count_series();
         }
     }
 

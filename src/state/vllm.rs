@@ -500,6 +500,14 @@ impl VllmLog {
         }
     }
 
+    /// A reload's `--vllm-version` (or `[[log]]` `vllm_version`): replaces a version that came
+    /// from the settings, never one the log's own lines printed.
+    pub fn set_version_setting(&mut self, version: Option<&str>) {
+        if !matches!(self.version, Some((_, VersionSource::Line))) {
+            self.version = version.map(|v| (VllmVersion::parse(v), VersionSource::Setting));
+        }
+    }
+
     /// The version the log's lines are read in.
     pub fn version(&self) -> Option<&VllmVersion> {
         self.version.as_ref().map(|(v, _)| v)

@@ -62,14 +62,29 @@ pub struct Response {
 
 /// A minimal HTTP/1.1 GET: enough for our own server, no client crate needed.
 pub fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> std::io::Result<Response> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     let accept = accept
         .map(|a| format!("Accept: {a}\r\n"))
         .unwrap_or_default();
+    http_request(addr, "GET", path, &accept)
+}
+
+/// A minimal HTTP/1.1 POST without a body (the lifecycle endpoints take none).
+pub fn http_post(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
+    http_request(addr, "POST", path, "Content-Length: 0\r\n")
+}
+
+/// Sends `method path` with `headers` (each ended by CRLF) and reads the whole response.
+fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+) -> std::io::Result<Response> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{accept}Connection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n"
     )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
@@ -221,6 +236,15 @@ impl RunningAgent {
 
     pub fn get(&self, path: &str) -> std::io::Result<Response> {
         http_get(self.addr, path, None)
+    }
+
+    pub fn post(&self, path: &str) -> std::io::Result<Response> {
+        http_post(self.addr, path)
+    }
+
+    /// Whether the agent has stopped (`serve_on` returned).
+    pub fn has_stopped(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
     }
 
     pub fn metrics(&self) -> String {

@@ -1,0 +1,207 @@
+//! Reloading the config file while serving (issue 10): on SIGHUP, as Prometheus does, and on
+//! `POST /-/reload` with `--web.enable-lifecycle`. Logs added are followed, logs removed are
+//! dropped, labels change, the logs that stay keep their counters, and a file with a mistake
+//! leaves the running configuration as it was.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::agent::{
+    eventually, expect_sample, free_address, http_get, sample, RunningAgent,
+};
+use crate::support::writer::{append_lines, stats_line};
+
+/// A config file following `logs`, each `(path, gpu label)`.
+fn write_config(config: &Path, logs: &[(&Path, &str)]) {
+    let mut text = String::from("[labels]\nteam = \"inference\"\n");
+    for (path, gpu) in logs {
+        text.push_str(&format!(
+            "[[log]]\npath = \"{}\"\nlabels = {{ gpu = \"{gpu}\" }}\n",
+            path.display()
+        ));
+    }
+    std::fs::write(config, text).unwrap();
+}
+
+/// `vllm:num_preemptions_total` of `log`: the sum of the numbers of the stats lines read.
+fn preemptions(metrics: &str, log: &Path, gpu: &str) -> Option<f64> {
+    sample(
+        metrics,
+        "vllm:num_preemptions_total",
+        &[("log", log.to_str().unwrap()), ("gpu", gpu)],
+    )
+}
+
+#[test]
+fn a_reload_follows_new_logs_drops_removed_ones_and_keeps_the_counters_of_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (stays, goes, comes) = (
+        dir.path().join("stays.log"),
+        dir.path().join("goes.log"),
+        dir.path().join("comes.log"),
+    );
+    append_lines(&stays, &[&stats_line(1), &stats_line(2)]);
+    append_lines(&goes, &[&stats_line(5)]);
+    append_lines(&comes, &[&stats_line(7)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&stays, "0"), (&goes, "1")]);
+    let agent = RunningAgent::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--web.enable-lifecycle",
+    ]);
+    agent.wait_for("both logs", |m| {
+        preemptions(m, &stays, "0") == Some(3.0) && preemptions(m, &goes, "1") == Some(5.0)
+    });
+
+    // `stays` moves to another GPU label, `goes` is dropped, `comes` is new.
+    write_config(&config, &[(&stays, "2"), (&comes, "3")]);
+    let reloaded = agent.post("/-/reload").unwrap();
+    assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+    assert!(
+        reloaded
+            .body
+            .contains("2 logs followed (1 added, 1 removed, 1 changed)"),
+        "{}",
+        reloaded.body
+    );
+    let metrics = agent.wait_for("the new log", |m| preemptions(m, &comes, "3") == Some(7.0));
+    assert_eq!(
+        preemptions(&metrics, &stays, "2"),
+        Some(3.0),
+        "counters go on"
+    );
+    assert_eq!(preemptions(&metrics, &stays, "0"), None, "old label gone");
+    assert!(
+        !metrics.contains(goes.to_str().unwrap()),
+        "a removed log's series stay:\n{metrics}"
+    );
+    assert_eq!(
+        expect_sample(
+            &metrics,
+            "llmtail_lines_read_total",
+            &[("log", stays.to_str().unwrap())]
+        ),
+        2.0,
+        "the log that stays is not read again"
+    );
+
+    // Lines after the reload: the log that stays goes on from where it was.
+    append_lines(&stays, &[&stats_line(4)]);
+    append_lines(&goes, &[&stats_line(100)]);
+    let metrics = agent.wait_for("the next line", |m| {
+        preemptions(m, &stays, "2") == Some(7.0)
+    });
+    assert!(!metrics.contains(goes.to_str().unwrap()), "{metrics}");
+    let page = agent.get("/").unwrap().body;
+    assert!(page.contains(comes.to_str().unwrap()), "{page}");
+    assert!(!page.contains(goes.to_str().unwrap()), "{page}");
+}
+
+#[test]
+fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&stats_line(1)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&log, "0")]);
+    let agent = RunningAgent::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--web.enable-lifecycle",
+    ]);
+    agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
+
+    std::fs::write(&config, "[[log]]\npath = \"/x.log\"\nlabls = {}\n").unwrap();
+    let refused = agent.post("/-/reload").unwrap();
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert!(
+        refused.body.contains("llmtail.toml, line 3"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains("the running configuration stays"),
+        "{}",
+        refused.body
+    );
+    append_lines(&log, &[&stats_line(2)]);
+    agent.wait_for("lines under the running configuration", |m| {
+        preemptions(m, &log, "0") == Some(3.0)
+    });
+}
+
+#[test]
+fn lifecycle_endpoints_need_the_flag_and_post() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&stats_line(1)]);
+    let log = log.to_str().unwrap();
+    let closed = RunningAgent::start(&["--log", log]);
+    assert_eq!(closed.post("/-/reload").unwrap().status, 403);
+    assert_eq!(closed.post("/-/quit").unwrap().status, 403);
+    assert!(!closed.has_stopped());
+
+    let open = RunningAgent::start(&["--log", log, "--web.enable-lifecycle"]);
+    assert_eq!(open.get("/-/reload").unwrap().status, 405);
+    let reloaded = open.post("/-/reload").unwrap();
+    assert_eq!(
+        reloaded.status, 200,
+        "without --config the flags apply again"
+    );
+    assert_eq!(open.post("/-/quit").unwrap().status, 200);
+    assert!(eventually(|| open.has_stopped()), "/-/quit did not stop it");
+}
+
+/// SIGHUP's default action ended the agent (exit 129) without saving its state; then it was
+/// ignored. Now it reloads the config file, as Prometheus does.
+#[test]
+fn sighup_reloads_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("first.log"), dir.path().join("second.log"));
+    append_lines(&first, &[&stats_line(1)]);
+    append_lines(&second, &[&stats_line(2)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&first, "0")]);
+    let address = free_address();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args(["--config", config.to_str().unwrap()])
+        .args(["--web.listen-address", &address])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(agent.stderr.take().unwrap()).lines();
+    // Its handlers are installed before it serves.
+    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("serving metrics"))));
+    let addr = address.parse().unwrap();
+    let hangup = || {
+        let sent = Command::new("kill")
+            .args(["-HUP", &agent.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    };
+
+    write_config(&config, &[(&first, "0"), (&second, "1")]);
+    hangup();
+    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("configuration reloaded"))));
+    let metrics = |agent_addr| http_get(agent_addr, "/metrics", None).unwrap().body;
+    assert!(
+        eventually(|| preemptions(&metrics(addr), &second, "1") == Some(2.0)),
+        "the log added by the reload is not followed:\n{}",
+        metrics(addr)
+    );
+
+    std::fs::write(&config, "from = \"middle\"\n").unwrap();
+    hangup();
+    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("reload refused"))));
+    assert!(agent.try_wait().unwrap().is_none(), "the agent exited");
+    append_lines(&second, &[&stats_line(3)]);
+    assert!(
+        eventually(|| preemptions(&metrics(addr), &second, "1") == Some(5.0)),
+        "the running configuration did not stay"
+    );
+    let _ = agent.kill();
+    let _ = agent.wait();
+}
