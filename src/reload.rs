@@ -7,13 +7,13 @@
 //! cannot change in a running process (the listening socket, the state file, where reading
 //! starts) is kept as it was and named in a warning.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::{LiveSettings, Settings};
-use crate::pipeline::Reconfiguration;
+use crate::pipeline::{Clock, Reconfiguration};
 use crate::source::Stopper;
 
 /// How long a reload waits for the reader's thread to take the new logs before it answers.
@@ -24,6 +24,16 @@ const TAKEN_WITHIN: Duration = Duration::from_secs(10);
 /// A request to reload, and where its outcome goes: what changed, or why nothing did.
 pub type ReloadRequest = oneshot::Sender<Result<String, String>>;
 
+/// The last reload: when (clock seconds), and what changed or why nothing did.
+#[derive(Debug, Clone)]
+pub struct ReloadOutcome {
+    pub at: f64,
+    pub result: Result<String, String>,
+}
+
+/// The last reload, for the landing page.
+pub type LastReload = Arc<Mutex<Option<ReloadOutcome>>>;
+
 /// Applies reloaded configurations to a running agent.
 pub struct Reloader {
     pub live: LiveSettings,
@@ -31,6 +41,8 @@ pub struct Reloader {
     pub pipeline: std::sync::mpsc::Sender<Reconfiguration>,
     /// Wakes the reader, so that it asks the pipeline for the new logs at once.
     pub reader: Stopper,
+    pub last: LastReload,
+    pub clock: Clock,
 }
 
 impl Reloader {
@@ -77,8 +89,13 @@ impl Reloader {
     /// Answers reload requests, one at a time, until every sender is gone.
     pub async fn serve(self, mut requests: mpsc::Receiver<ReloadRequest>) {
         while let Some(reply) = requests.recv().await {
-            let outcome = self.reload().await;
-            let _ = reply.send(outcome);
+            let result = self.reload().await;
+            let outcome = ReloadOutcome {
+                at: self.clock.now(),
+                result: result.clone(),
+            };
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+            let _ = reply.send(result);
         }
     }
 }

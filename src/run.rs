@@ -10,7 +10,7 @@ use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
-use crate::reload::{reload_on_hangup, Reloader};
+use crate::reload::{reload_on_hangup, LastReload, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions};
 
@@ -146,10 +146,13 @@ pub async fn serve_on(
 
     let live = LiveSettings::new(settings.clone());
     let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
+    let last_reload = LastReload::default();
     let reloader = Reloader {
         live: live.clone(),
         pipeline: reconfigure,
         reader: stopper.clone(),
+        last: Arc::clone(&last_reload),
+        clock: clock.clone(),
     };
     tokio::spawn(reloader.serve(reloads));
     reload_on_hangup(reload_requests.clone());
@@ -165,6 +168,7 @@ pub async fn serve_on(
         clock,
         snapshots: Arc::default(),
         lifecycle,
+        last_reload,
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");

@@ -152,7 +152,7 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
         ],
         TESTS_NOW - 9.0 * 3600.0,
     );
-    let page = agent.get("/").unwrap();
+    let page = http_get(agent.addr, "/", Some("text/html,application/xhtml+xml")).unwrap();
     assert_eq!(page.status, 200);
     assert!(page.content_type.starts_with("text/html"));
     assert!(page.body.contains("href=\"/vllm-metrics\""));
@@ -187,15 +187,61 @@ fn the_landing_page_says_why_a_log_is_not_read() {
         "--log",
         read.to_str().unwrap(),
     ]);
-    let page = agent.get("/").unwrap().body;
+    let page = http_get(agent.addr, "/", Some("text/html")).unwrap().body;
     assert!(page.contains("waiting for the file to appear"), "{page}");
     assert!(page.contains(&format!("<code>{glob}</code>")), "{page}");
     assert!(page.contains("no file matches yet"), "{page}");
-    assert!(page.contains("<td>open</td>"), "{page}");
+    assert!(page.contains("<td class=\"good\">open</td>"), "{page}");
     assert!(
         page.contains("records parsed") && page.contains("rejected"),
         "{page}"
     );
+}
+
+/// Issue 10: the landing page answers "is it working?" for a browser and for curl alike: how
+/// many logs are open and engines up, each engine's status, version, model and interval, and
+/// the settings in force.
+#[test]
+fn the_landing_page_answers_is_it_working_in_html_and_in_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append(&log, &[CONFIG_LINE, ISSUE_LINE]);
+    let agent = RunningAgent::start(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--label",
+        "team=inference",
+        "--max-series",
+        "5000",
+    ]);
+    let text = agent.get("/").unwrap();
+    assert!(text.content_type.starts_with("text/plain"), "{text:?}");
+    let page = text.body;
+    for expected in [
+        "1 of 1 log files open; 1 engines up, 0 idle, 0 down.",
+        "vLLM engines",
+        "0.14.0 (from the log)",
+        "qwen3-8b",
+    ] {
+        assert!(page.contains(expected), "{expected:?} not in:\n{page}");
+    }
+    let setting = |name: &str| {
+        page.lines()
+            .find_map(|l| l.trim_start().strip_prefix(name)?.strip_prefix(' '))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("no setting {name} in:\n{page}"))
+    };
+    assert_eq!(setting("--max-series"), "5000");
+    assert_eq!(setting("--label"), "team=inference");
+    assert_eq!(setting("--web.enable-lifecycle"), "false");
+    assert!(setting("last reload").starts_with("none since start-up"));
+    let html = http_get(agent.addr, "/", Some("text/html")).unwrap().body;
+    assert!(html.contains("<style>"), "{html}");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "external asset: {html}"
+    );
+    assert!(html.contains("<td class=\"good\">up</td>"), "{html}");
 }
 
 #[test]

@@ -31,6 +31,16 @@ pub enum StatsInterval {
     Fixed(f64),
 }
 
+impl std::fmt::Display for StatsInterval {
+    /// As the flag takes it: `auto` or seconds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatsInterval::Auto => f.write_str("auto"),
+            StatsInterval::Fixed(seconds) => write!(f, "{seconds}"),
+        }
+    }
+}
+
 /// vLLM's `VLLM_LOG_STATS_INTERVAL` default, used until an interval is learned.
 pub const DEFAULT_INTERVAL: f64 = 10.0;
 

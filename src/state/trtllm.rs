@@ -139,6 +139,11 @@ fn merge_capacity(into: &mut KvCapacity, from: &KvCapacity) {
 }
 
 impl TrtllmRank {
+    /// When its last iteration was written.
+    pub fn last_seen(&self) -> Option<f64> {
+        self.last_seen
+    }
+
     pub fn up(&self) -> f64 {
         if self.status.is_down() {
             0.0

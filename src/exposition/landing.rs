@@ -1,0 +1,623 @@
+//! The landing page at `/`: "is it working?" answered per log and per engine, then the
+//! settings in force and the build. A browser (which asks for `text/html`) gets HTML with a
+//! few lines of embedded CSS and no external asset, since inference hosts often reach no CDN;
+//! curl and scripts get the same tables as aligned plain text.
+//!
+//! The page is gathered under the state lock into [`Page`] (plain data) and rendered after
+//! the lock is released, by one table loop per format.
+
+use std::fmt::Write as _;
+
+use crate::config::{LogSettings, Settings};
+use crate::reload::ReloadOutcome;
+use crate::source::LogSpec;
+use crate::state::liveness::Status;
+use crate::state::version::VersionSource;
+use crate::state::{LogState, State};
+
+/// How a cell reads at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tone {
+    Plain,
+    Good,
+    Bad,
+    Quiet,
+}
+
+#[derive(Debug, Clone)]
+struct Cell {
+    text: String,
+    tone: Tone,
+    code: bool,
+}
+
+impl Cell {
+    fn plain(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            tone: Tone::Plain,
+            code: false,
+        }
+    }
+
+    fn code(text: impl Into<String>) -> Cell {
+        Cell {
+            code: true,
+            ..Cell::plain(text)
+        }
+    }
+
+    fn toned(text: impl Into<String>, tone: Tone) -> Cell {
+        Cell {
+            tone,
+            ..Cell::plain(text)
+        }
+    }
+}
+
+struct Table {
+    title: &'static str,
+    headers: &'static [&'static str],
+    rows: Vec<Vec<Cell>>,
+    /// Said instead of an empty table.
+    empty: &'static str,
+}
+
+/// Everything the page says, as data.
+pub struct Page {
+    telemetry_path: String,
+    summary: Vec<Cell>,
+    warnings: Vec<String>,
+    tables: Vec<Table>,
+}
+
+/// "12 s ago", or what to say when there is no time.
+fn age(now: f64, at: Option<f64>, none: &str) -> String {
+    match at {
+        Some(at) if now >= at => format!("{} ago", duration((now - at).round() as u64)),
+        Some(_) => "just now".to_string(),
+        None => none.to_string(),
+    }
+}
+
+/// Seconds as `45 s`, `12 min`, `3 h 5 min` or `4 d 2 h`.
+fn duration(seconds: u64) -> String {
+    match seconds {
+        s if s < 120 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        s => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+fn status_cell(status: Status) -> Cell {
+    let tone = match status {
+        Status::Up => Tone::Good,
+        Status::Idle => Tone::Quiet,
+        Status::Down(_) => Tone::Bad,
+    };
+    let text = match status {
+        Status::Down(_) => format!("down ({})", status.as_str()),
+        _ => status.as_str().to_string(),
+    };
+    Cell::toned(text, tone)
+}
+
+/// Whether a log is open, and if not, why.
+fn file_cell(log: &LogState, now: f64) -> Cell {
+    if log.io.open {
+        Cell::toned("open", Tone::Good)
+    } else if let Some(gone) = log.gone_since {
+        Cell::toned(
+            format!(
+                "gone {} (its series go after --log-expiry)",
+                age(now, Some(gone), "")
+            ),
+            Tone::Quiet,
+        )
+    } else if log.io.open_errors > 0 {
+        Cell::toned(
+            format!(
+                "cannot open it ({} attempts; the agent's log says why and the fix)",
+                log.io.open_errors
+            ),
+            Tone::Bad,
+        )
+    } else {
+        Cell::toned("waiting for the file to appear", Tone::Quiet)
+    }
+}
+
+fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
+    let mut rows = Vec::new();
+    for log in state.shown_logs() {
+        let grammars: Vec<String> = log
+            .parsed
+            .iter()
+            .map(|g| format!("{} {}", g.grammar, g.lines))
+            .collect();
+        let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
+        let skipped: u64 = log.io.skipped().iter().map(|(_, n)| n).sum();
+        let zone = sources
+            .iter()
+            .find(|l| l.spec == log.source)
+            .map_or("", |l| l.timezone.name());
+        rows.push(vec![
+            Cell::code(log.label.to_string()),
+            Cell::plain(zone),
+            file_cell(log, now),
+            Cell::plain(log.io.offset.to_string()),
+            Cell::plain(log.io.lines_read.to_string()),
+            Cell::plain(grammars.join(", ")),
+            Cell::toned(
+                rejected.to_string(),
+                if rejected > 0 { Tone::Bad } else { Tone::Plain },
+            ),
+            Cell::plain(skipped.to_string()),
+            Cell::plain(age(now, log.latest_line_at, "none yet")),
+            Cell::plain(log.vllm_model_name(&state.settings)),
+        ]);
+    }
+    for source in sources {
+        let is_glob = matches!(source.spec, LogSpec::Glob(_));
+        if is_glob && !state.iter_logs().any(|log| log.source == source.spec) {
+            let mut row = vec![
+                Cell::code(source.given.clone()),
+                Cell::plain(source.timezone.name()),
+                Cell::toned("no file matches yet (watched)", Tone::Quiet),
+            ];
+            row.resize_with(10, || Cell::plain(""));
+            rows.push(row);
+        }
+    }
+    Table {
+        title: "Logs",
+        headers: &[
+            "log",
+            "time zone",
+            "file",
+            "offset (bytes)",
+            "lines read",
+            "records parsed",
+            "rejected",
+            "skipped",
+            "last stats line",
+            "model",
+        ],
+        rows,
+        empty: "No log is followed.",
+    }
+}
+
+fn vllm_table(state: &State, now: f64) -> Table {
+    let mut rows = Vec::new();
+    for log in state.shown_logs() {
+        let version = match &log.vllm.version {
+            Some((v, VersionSource::Line)) => format!("{} (from the log)", v.text),
+            Some((v, VersionSource::Setting)) => format!("{} (from --vllm-version)", v.text),
+            None => "not found in the log: read as 0.16+ (set --vllm-version)".to_string(),
+        };
+        for (key, engine) in &log.vllm.engines {
+            let (interval, source) = engine.interval(state.settings.stats_interval);
+            rows.push(vec![
+                Cell::code(log.label.to_string()),
+                Cell::plain(key.label()),
+                status_cell(engine.status),
+                Cell::plain(log.vllm_model_name(&state.settings)),
+                Cell::plain(version.clone()),
+                Cell::plain(format!("{interval} s, {}", source.as_str())),
+                Cell::plain(age(now, engine.pacing.last_line_at(), "none yet")),
+                Cell::plain(engine.starts.to_string()),
+            ]);
+        }
+    }
+    Table {
+        title: "vLLM engines",
+        headers: &[
+            "log",
+            "engine",
+            "status",
+            "model",
+            "vLLM version",
+            "stats interval",
+            "last stats line",
+            "start-ups",
+        ],
+        rows,
+        empty: "No vLLM engine has written a stats or start-up line yet.",
+    }
+}
+
+fn trtllm_table(state: &State, now: f64) -> Table {
+    let mut rows = Vec::new();
+    for log in state.shown_logs() {
+        let (model, version) = log.trtllm_model(&state.settings);
+        for (rank, executor) in &log.trtllm.ranks {
+            rows.push(vec![
+                Cell::code(log.label.to_string()),
+                Cell::plain(rank.clone()),
+                status_cell(executor.status),
+                Cell::plain(format!("{model} (version {version})")),
+                Cell::plain(age(now, executor.last_seen(), "none yet")),
+                Cell::plain(format!("{}", executor.iterations)),
+            ]);
+        }
+    }
+    Table {
+        title: "TensorRT-LLM and Triton executors",
+        headers: &[
+            "log",
+            "rank",
+            "status",
+            "model",
+            "last iteration",
+            "iterations",
+        ],
+        rows,
+        empty: "No TensorRT-LLM or Triton executor has written an iteration line yet.",
+    }
+}
+
+/// The settings in force, as a user would type them.
+fn settings_table(settings: &Settings, reload: Option<&ReloadOutcome>, now: f64) -> Table {
+    let or_none = |value: Option<String>| value.unwrap_or_else(|| "(not set)".to_string());
+    let labels: Vec<String> = settings
+        .labels
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    let logs: Vec<String> = settings
+        .logs
+        .iter()
+        .map(|l| {
+            let mut text = format!("{} (envelope {})", l.given, l.envelope.as_str());
+            for (n, v) in &l.labels {
+                let _ = write!(text, " {n}={v}");
+            }
+            text
+        })
+        .collect();
+    let reload = match reload {
+        None => {
+            "none since start-up (SIGHUP or POST /-/reload reads the config file again)".to_string()
+        }
+        Some(outcome) => match &outcome.result {
+            Ok(summary) => format!("{}: {summary}", age(now, Some(outcome.at), "")),
+            Err(why) => format!(
+                "{}: refused, the running configuration stays: {why}",
+                age(now, Some(outcome.at), "")
+            ),
+        },
+    };
+    let rows: Vec<(&str, String)> = vec![
+        ("--log / [[log]]", logs.join("; ")),
+        (
+            "--config",
+            or_none(
+                settings
+                    .flags
+                    .config
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+            ),
+        ),
+        ("last reload", reload),
+        ("--web.listen-address", settings.listen_address.to_string()),
+        ("--web.telemetry-path", settings.telemetry_path.clone()),
+        (
+            "--web.max-connections",
+            settings.max_connections.to_string(),
+        ),
+        (
+            "--web.enable-lifecycle",
+            settings.enable_lifecycle.to_string(),
+        ),
+        ("--from", format!("{:?}", settings.from).to_lowercase()),
+        ("--model-name", or_none(settings.model_name.clone())),
+        (
+            "--label",
+            or_none((!labels.is_empty()).then(|| labels.join(", "))),
+        ),
+        (
+            "--vllm-stats-interval",
+            settings.vllm_stats_interval.to_string(),
+        ),
+        ("--max-line-bytes", settings.max_line_bytes.to_string()),
+        ("--max-series", settings.max_series.to_string()),
+        (
+            "--log-expiry",
+            duration(settings.log_expiry.as_secs()).replace(' ', ""),
+        ),
+        (
+            "--state-file",
+            or_none(
+                settings
+                    .state_file
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+            ),
+        ),
+    ];
+    Table {
+        title: "Settings in force",
+        headers: &["setting", "value"],
+        rows: rows
+            .into_iter()
+            .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
+            .collect(),
+        empty: "",
+    }
+}
+
+fn build_table() -> Table {
+    Table {
+        title: "Build",
+        headers: &["version", "target", "metrics"],
+        rows: vec![vec![
+            Cell::plain(env!("CARGO_PKG_VERSION")),
+            Cell::plain(format!(
+                "{}-{}",
+                std::env::consts::ARCH,
+                std::env::consts::OS
+            )),
+            Cell::code("llmtail_build_info"),
+        ]],
+        empty: "",
+    }
+}
+
+/// One sentence per kind of thing followed: how many are well, how many not.
+fn summary(state: &State, caught_up: bool) -> Vec<Cell> {
+    let logs: Vec<&LogState> = state.shown_logs().collect();
+    let open = logs.iter().filter(|l| l.io.open).count();
+    let unreadable = logs
+        .iter()
+        .filter(|l| !l.io.open && l.io.open_errors > 0)
+        .count();
+    let statuses: Vec<Status> = logs
+        .iter()
+        .flat_map(|l| {
+            let vllm = l.vllm.engines.values().map(|e| e.status);
+            vllm.chain(l.trtllm.ranks.values().map(|r| r.status))
+        })
+        .collect();
+    let up = statuses.iter().filter(|s| **s == Status::Up).count();
+    let idle = statuses.iter().filter(|s| **s == Status::Idle).count();
+    let down = statuses.iter().filter(|s| s.is_down()).count();
+    let mut cells = vec![Cell::toned(
+        format!("{open} of {} log files open", logs.len()),
+        if open == logs.len() && !logs.is_empty() {
+            Tone::Good
+        } else {
+            Tone::Plain
+        },
+    )];
+    if unreadable > 0 {
+        cells.push(Cell::toned(
+            format!("{unreadable} cannot be opened"),
+            Tone::Bad,
+        ));
+    }
+    cells.push(Cell::toned(
+        format!("{up} engines up, {idle} idle, {down} down"),
+        if down > 0 { Tone::Bad } else { Tone::Good },
+    ));
+    if !caught_up {
+        cells.push(Cell::toned(
+            "still reading what the logs held at start-up",
+            Tone::Quiet,
+        ));
+    }
+    cells
+}
+
+/// Warnings a user must act on.
+fn warnings(state: &State) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for log in state.shown_logs() {
+        if log.vllm.stats_logging_disabled {
+            warnings.push(format!(
+                "{}: vLLM prints no stats lines: it runs several API servers (the default with \
+                 --data-parallel-size). Fix: vllm serve --api-server-count 1.",
+                log.label
+            ));
+        }
+        let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
+        if rejected > 0 {
+            warnings.push(format!(
+                "{}: {rejected} records looked like an engine's stats but were rejected (a \
+                 changed format, a cut-off line, or an impossible value); the agent's log quotes \
+                 them.",
+                log.label
+            ));
+        }
+    }
+    warnings
+}
+
+impl Page {
+    /// Gathers the page from the state (judged at `now`) and the settings in force.
+    pub fn gather(
+        state: &State,
+        settings: &Settings,
+        reload: Option<&ReloadOutcome>,
+        now: f64,
+    ) -> Page {
+        Page {
+            telemetry_path: settings.telemetry_path.clone(),
+            summary: summary(state, state.caught_up),
+            warnings: warnings(state),
+            tables: vec![
+                log_table(state, &settings.logs, now),
+                vllm_table(state, now),
+                trtllm_table(state, now),
+                settings_table(settings, reload, now),
+                build_table(),
+            ],
+        }
+    }
+
+    pub fn html(&self) -> String {
+        let path = escape(&self.telemetry_path);
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width\"><title>llmtail</title>\n\
+             <style>{CSS}</style></head><body>\n<h1>llmtail <small>{}</small></h1>\n\
+             <p>Follows the logs of LLM inference engines and serves their stats as Prometheus \
+             metrics: <a href=\"{path}\">{path}</a> &middot; <a href=\"/-/healthy\">/-/healthy</a> \
+             &middot; <a href=\"/-/ready\">/-/ready</a></p>\n<p class=\"summary\">",
+            env!("CARGO_PKG_VERSION")
+        );
+        for cell in &self.summary {
+            let _ = write!(
+                out,
+                "<span class=\"{}\">{}</span> ",
+                tone_class(cell.tone),
+                escape(&cell.text)
+            );
+        }
+        out.push_str("</p>\n");
+        for warning in &self.warnings {
+            let _ = writeln!(
+                out,
+                "<p class=\"warning\"><strong>{}</strong></p>",
+                escape(warning)
+            );
+        }
+        for table in &self.tables {
+            html_table(&mut out, table);
+        }
+        out.push_str("</body></html>\n");
+        out
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = format!(
+            "llmtail {}: metrics at {}, health at /-/healthy and /-/ready\n",
+            env!("CARGO_PKG_VERSION"),
+            self.telemetry_path
+        );
+        let summary: Vec<&str> = self.summary.iter().map(|c| c.text.as_str()).collect();
+        let _ = writeln!(out, "{}.", summary.join("; "));
+        for warning in &self.warnings {
+            let _ = writeln!(out, "\nWARNING {warning}");
+        }
+        for table in &self.tables {
+            text_table(&mut out, table);
+        }
+        out
+    }
+}
+
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\
+h1 small{font-weight:normal;color:#777}h2{margin-top:1.6em;font-size:1.15em}\
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
+th{background:#f2f2f2}code{font-size:13px;white-space:nowrap}.good{color:#16702e;font-weight:600}\
+.bad{color:#b3261e;font-weight:600}.quiet{color:#777}.summary span{margin-right:1.2em}\
+.warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.4em .8em}";
+
+fn tone_class(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Plain => "plain",
+        Tone::Good => "good",
+        Tone::Bad => "bad",
+        Tone::Quiet => "quiet",
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn html_table(out: &mut String, table: &Table) {
+    let _ = writeln!(out, "<h2>{}</h2>", table.title);
+    if table.rows.is_empty() {
+        let _ = writeln!(out, "<p class=\"quiet\">{}</p>", table.empty);
+        return;
+    }
+    out.push_str("<table><tr>");
+    for header in table.headers {
+        let _ = write!(out, "<th>{header}</th>");
+    }
+    out.push_str("</tr>\n");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let text = escape(&cell.text);
+            let text = if cell.code && !text.is_empty() {
+                format!("<code>{text}</code>")
+            } else {
+                text
+            };
+            match cell.tone {
+                Tone::Plain => {
+                    let _ = write!(out, "<td>{text}</td>");
+                }
+                tone => {
+                    let _ = write!(out, "<td class=\"{}\">{text}</td>", tone_class(tone));
+                }
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+/// A table as columns padded to their widest cell; a setting table as `name: value` lines.
+fn text_table(out: &mut String, table: &Table) {
+    let _ = writeln!(out, "\n{}", table.title);
+    if table.rows.is_empty() {
+        let _ = writeln!(out, "  {}", table.empty);
+        return;
+    }
+    let mut widths: Vec<usize> = table.headers.iter().map(|h| h.chars().count()).collect();
+    for row in &table.rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.text.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| -> String {
+        let padded: Vec<String> = cells
+            .zip(&widths)
+            .map(|(text, width)| format!("{text:<width$}"))
+            .collect();
+        format!("  {}", padded.join("  ").trim_end())
+    };
+    let _ = writeln!(out, "{}", line(&mut table.headers.iter().copied()));
+    for row in &table.rows {
+        let _ = writeln!(out, "{}", line(&mut row.iter().map(|c| c.text.as_str())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!(duration(45), "45 s");
+        assert_eq!(duration(720), "12 min");
+        assert_eq!(duration(3 * 3600 + 300), "3 h 5 min");
+        assert_eq!(duration(4 * 86_400 + 7200), "4 d 2 h");
+    }
+
+    #[test]
+    fn a_text_table_pads_columns_to_their_widest_cell() {
+        let mut out = String::new();
+        text_table(
+            &mut out,
+            &Table {
+                title: "T",
+                headers: &["a", "bb"],
+                rows: vec![vec![Cell::plain("long"), Cell::plain("x")]],
+                empty: "",
+            },
+        );
+        assert_eq!(out, "\nT\n  a     bb\n  long  x\n");
+    }
+}
