@@ -465,6 +465,20 @@ pub mod agent {
         labels: "`log`",
         source: "`AsyncLLM created with api_server_count more than 1; disabling stats logging ...`",
     };
+    pub const CONFIG_LAST_RELOAD_SUCCESSFUL: Metric = Metric {
+        name: "llmtail_config_last_reload_successful",
+        kind: Kind::Gauge,
+        help: "Whether the last configuration load (start-up, SIGHUP or /-/reload) succeeded; 0 means the config file has a mistake and the previous configuration is in force.",
+        labels: "",
+        source: "the agent, serving (not in --one-shot)",
+    };
+    pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP: Metric = Metric {
+        name: "llmtail_config_last_reload_success_timestamp_seconds",
+        kind: Kind::Gauge,
+        help: "When the configuration in force was loaded.",
+        labels: "",
+        source: "the agent, serving (not in --one-shot)",
+    };
     pub const BUILD_INFO: Metric = Metric {
         name: "llmtail_build_info",
         kind: Kind::Gauge,
@@ -488,6 +502,8 @@ pub mod agent {
         OPEN,
         OFFSET,
         VLLM_STATS_LOGGING_DISABLED,
+        CONFIG_LAST_RELOAD_SUCCESSFUL,
+        CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP,
         BUILD_INFO,
     ];
 }

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::config::{LiveSettings, Settings};
 use crate::pipeline::{Clock, Reconfiguration};
 use crate::source::Stopper;
+use crate::state::{ConfigReload, State};
 
 /// How long a reload waits for the reader's thread to take the new logs before it answers.
 /// The reader asks between rounds of checks, each bounded by its read budget, so this is
@@ -24,16 +25,6 @@ const TAKEN_WITHIN: Duration = Duration::from_secs(10);
 /// A request to reload, and where its outcome goes: what changed, or why nothing did.
 pub type ReloadRequest = oneshot::Sender<Result<String, String>>;
 
-/// The last reload: when (clock seconds), and what changed or why nothing did.
-#[derive(Debug, Clone)]
-pub struct ReloadOutcome {
-    pub at: f64,
-    pub result: Result<String, String>,
-}
-
-/// The last reload, for the landing page.
-pub type LastReload = Arc<Mutex<Option<ReloadOutcome>>>;
-
 /// Applies reloaded configurations to a running agent.
 pub struct Reloader {
     pub live: LiveSettings,
@@ -41,7 +32,8 @@ pub struct Reloader {
     pub pipeline: std::sync::mpsc::Sender<Reconfiguration>,
     /// Wakes the reader, so that it asks the pipeline for the new logs at once.
     pub reader: Stopper,
-    pub last: LastReload,
+    /// Where the outcome is kept for scrapes and the landing page.
+    pub state: Arc<Mutex<State>>,
     pub clock: Clock,
 }
 
@@ -90,11 +82,13 @@ impl Reloader {
     pub async fn serve(self, mut requests: mpsc::Receiver<ReloadRequest>) {
         while let Some(reply) = requests.recv().await {
             let result = self.reload().await;
-            let outcome = ReloadOutcome {
-                at: self.clock.now(),
-                result: result.clone(),
-            };
-            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
+            let at = self.clock.now();
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state
+                .config_reload
+                .get_or_insert_with(|| ConfigReload::loaded_at(at))
+                .note(at, result.clone());
+            drop(state);
             let _ = reply.send(result);
         }
     }

@@ -10,9 +10,10 @@ use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
-use crate::reload::{reload_on_hangup, LastReload, Reloader};
+use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions};
+use crate::state::ConfigReload;
 
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
 fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<Reader> {
@@ -113,6 +114,10 @@ pub async fn serve_on(
 ) -> anyhow::Result<()> {
     serve::raise_descriptor_limit();
     let state = new_state(settings);
+    state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .config_reload = Some(ConfigReload::loaded_at(clock.now()));
     let (reconfigure, reconfigurations) = std::sync::mpsc::channel();
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone())
         .with_service_manager(ServiceManager::from_environment())
@@ -146,12 +151,11 @@ pub async fn serve_on(
 
     let live = LiveSettings::new(settings.clone());
     let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
-    let last_reload = LastReload::default();
     let reloader = Reloader {
         live: live.clone(),
         pipeline: reconfigure,
         reader: stopper.clone(),
-        last: Arc::clone(&last_reload),
+        state: Arc::clone(&state),
         clock: clock.clone(),
     };
     tokio::spawn(reloader.serve(reloads));
@@ -168,7 +172,6 @@ pub async fn serve_on(
         clock,
         snapshots: Arc::default(),
         lifecycle,
-        last_reload,
     };
     let address = listener.local_addr().ok();
     tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");

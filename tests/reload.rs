@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, sample, RunningAgent,
+    eventually, expect_sample, free_address, http_get, sample, RunningAgent, TESTS_NOW,
 };
 use crate::support::writer::{append_lines, stats_line};
 
@@ -111,8 +111,19 @@ fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays()
         config.to_str().unwrap(),
         "--web.enable-lifecycle",
     ]);
-    agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
+    let metrics = agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
+    let reload_ok = |m: &str| expect_sample(m, "llmtail_config_last_reload_successful", &[]);
+    let loaded_at = |m: &str| {
+        expect_sample(
+            m,
+            "llmtail_config_last_reload_success_timestamp_seconds",
+            &[],
+        )
+    };
+    assert_eq!(reload_ok(&metrics), 1.0);
+    assert_eq!(loaded_at(&metrics), TESTS_NOW);
 
+    agent.clock.set(TESTS_NOW + 60.0);
     std::fs::write(&config, "[[log]]\npath = \"/x.log\"\nlabls = {}\n").unwrap();
     let refused = agent.post("/-/reload").unwrap();
     assert_eq!(refused.status, 500, "{}", refused.body);
@@ -127,9 +138,30 @@ fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays()
         refused.body
     );
     append_lines(&log, &[&stats_line(2)]);
-    agent.wait_for("lines under the running configuration", |m| {
+    let metrics = agent.wait_for("lines under the running configuration", |m| {
         preemptions(m, &log, "0") == Some(3.0)
     });
+    assert_eq!(
+        reload_ok(&metrics),
+        0.0,
+        "a refused reload is not a success"
+    );
+    assert_eq!(
+        loaded_at(&metrics),
+        TESTS_NOW,
+        "the configuration in force is the first"
+    );
+    let page = agent.get("/").unwrap().body;
+    assert!(
+        page.contains("refused, the running configuration stays"),
+        "{page}"
+    );
+
+    write_config(&config, &[(&log, "0")]);
+    assert_eq!(agent.post("/-/reload").unwrap().status, 200);
+    let metrics = agent.metrics();
+    assert_eq!(reload_ok(&metrics), 1.0);
+    assert_eq!(loaded_at(&metrics), TESTS_NOW + 60.0);
 }
 
 #[test]

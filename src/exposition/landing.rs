@@ -9,7 +9,6 @@
 use std::fmt::Write as _;
 
 use crate::config::{LogSettings, Settings};
-use crate::reload::ReloadOutcome;
 use crate::source::LogSpec;
 use crate::state::liveness::Status;
 use crate::state::version::VersionSource;
@@ -259,7 +258,11 @@ fn trtllm_table(state: &State, now: f64) -> Table {
 }
 
 /// The settings in force, as a user would type them.
-fn settings_table(settings: &Settings, reload: Option<&ReloadOutcome>, now: f64) -> Table {
+fn settings_table(
+    settings: &Settings,
+    reload: Option<&(f64, Result<String, String>)>,
+    now: f64,
+) -> Table {
     let or_none = |value: Option<String>| value.unwrap_or_else(|| "(not set)".to_string());
     let labels: Vec<String> = settings
         .labels
@@ -281,13 +284,11 @@ fn settings_table(settings: &Settings, reload: Option<&ReloadOutcome>, now: f64)
         None => {
             "none since start-up (SIGHUP or POST /-/reload reads the config file again)".to_string()
         }
-        Some(outcome) => match &outcome.result {
-            Ok(summary) => format!("{}: {summary}", age(now, Some(outcome.at), "")),
-            Err(why) => format!(
-                "{}: refused, the running configuration stays: {why}",
-                age(now, Some(outcome.at), "")
-            ),
-        },
+        Some((at, Ok(summary))) => format!("{}: {summary}", age(now, Some(*at), "")),
+        Some((at, Err(why))) => format!(
+            "{}: refused, the running configuration stays: {why}",
+            age(now, Some(*at), "")
+        ),
     };
     let rows: Vec<(&str, String)> = vec![
         ("--log / [[log]]", logs.join("; ")),
@@ -437,12 +438,11 @@ fn warnings(state: &State) -> Vec<String> {
 
 impl Page {
     /// Gathers the page from the state (judged at `now`) and the settings in force.
-    pub fn gather(
-        state: &State,
-        settings: &Settings,
-        reload: Option<&ReloadOutcome>,
-        now: f64,
-    ) -> Page {
+    pub fn gather(state: &State, settings: &Settings, now: f64) -> Page {
+        let reload = state
+            .config_reload
+            .as_ref()
+            .and_then(|r| r.last_reload.as_ref());
         Page {
             telemetry_path: settings.telemetry_path.clone(),
             summary: summary(state, state.caught_up),

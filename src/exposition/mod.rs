@@ -19,7 +19,6 @@ use axum::Router;
 
 use crate::config::LiveSettings;
 use crate::pipeline::Clock;
-use crate::reload::LastReload;
 use crate::state::State;
 use render::Format;
 pub use snapshot::Snapshots;
@@ -38,8 +37,6 @@ pub struct Shared {
     pub snapshots: Arc<Snapshots>,
     /// `--web.enable-lifecycle`: `/-/reload` and `/-/quit` are served.
     pub lifecycle: Option<Lifecycle>,
-    /// When the configuration was last reloaded, and how that went.
-    pub last_reload: LastReload,
 }
 
 /// How `/-/reload` and `/-/quit` reach the rest of the agent.
@@ -145,15 +142,10 @@ async fn ready(Extract(shared): Extract<Shared>) -> Response {
 async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
     let now = shared.clock.now();
     let settings = shared.settings.get();
-    let last_reload = shared
-        .last_reload
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
     let page = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
-        landing::Page::gather(&state, &settings, last_reload.as_ref(), now)
+        landing::Page::gather(&state, &settings, now)
     };
     let wants_html = headers
         .get(header::ACCEPT)

@@ -146,6 +146,15 @@ impl Exposition {
         );
     }
 
+    /// A family of one sample without labels.
+    fn unlabelled(&mut self, metric: &Metric, value: f64) {
+        self.family(metric);
+        self.out.push_str(metric.name);
+        self.out.push(' ');
+        push_value(&mut self.out, value);
+        self.out.push('\n');
+    }
+
     /// One sample: `name[suffix]{first,common} value`.
     fn sample(
         &mut self,
@@ -374,6 +383,12 @@ impl Exposition {
         self.per_log(&agent::VLLM_STATS_LOGGING_DISABLED, &vllm_logs, |l| {
             f64::from(u8::from(l.vllm.stats_logging_disabled))
         });
+        if let Some(reload) = &state.config_reload {
+            let successful = f64::from(u8::from(reload.successful));
+            self.unlabelled(&agent::CONFIG_LAST_RELOAD_SUCCESSFUL, successful);
+            let at = reload.last_success_at;
+            self.unlabelled(&agent::CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP, at);
+        }
         self.family(&agent::BUILD_INFO);
         let version = label_set([("version", env!("CARGO_PKG_VERSION"))]);
         self.sample(agent::BUILD_INFO.name, "", None, &version, 1.0);

@@ -102,10 +102,41 @@ impl Refused {
     }
 }
 
+/// How the configuration was loaded (serving only), as Prometheus says of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigReload {
+    /// The last load (start-up or reload) succeeded.
+    pub successful: bool,
+    /// When (clock seconds) the configuration in force was loaded.
+    pub last_success_at: f64,
+    /// The last reload, when there was one: when, and what changed or why nothing did.
+    pub last_reload: Option<(f64, Result<String, String>)>,
+}
+
+impl ConfigReload {
+    pub fn loaded_at(at: f64) -> ConfigReload {
+        ConfigReload {
+            successful: true,
+            last_success_at: at,
+            last_reload: None,
+        }
+    }
+
+    pub fn note(&mut self, at: f64, outcome: Result<String, String>) {
+        self.successful = outcome.is_ok();
+        if self.successful {
+            self.last_success_at = at;
+        }
+        self.last_reload = Some((at, outcome));
+    }
+}
+
 /// Everything a scrape shows.
 #[derive(Debug)]
 pub struct State {
     pub settings: StateSettings,
+    /// Serving only: how the configuration was loaded.
+    pub config_reload: Option<ConfigReload>,
     /// Indexed by `LogId`.
     pub logs: Vec<Option<LogState>>,
     /// Every file that existed at start-up has been read to its end once.
@@ -340,6 +371,7 @@ impl State {
     pub fn new(settings: StateSettings) -> Self {
         State {
             settings,
+            config_reload: None,
             logs: Vec::new(),
             caught_up: false,
             series: 0,
