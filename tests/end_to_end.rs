@@ -742,9 +742,10 @@ fn the_systemd_unit_is_hardened_and_verifies() {
     assert!(score <= 2.0, "exposure {score}:\n{report}");
 
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(&unit)
-        .unwrap()
-        .replace("/usr/local/bin/llmtail", env!("CARGO_BIN_EXE_llmtail"));
+    let text = std::fs::read_to_string(&unit).unwrap().replace(
+        "ExecStart=/usr/bin/llmtail",
+        concat!("ExecStart=", env!("CARGO_BIN_EXE_llmtail")),
+    );
     std::fs::write(dir.path().join("llmtail.service"), text).unwrap();
     let verify = std::process::Command::new(&analyze)
         .arg("verify")

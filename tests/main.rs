@@ -5,6 +5,7 @@ mod cardinality;
 mod end_to_end;
 mod http;
 mod identity;
+mod packaging;
 mod prometheus;
 mod reload;
 mod replay;
