@@ -614,6 +614,22 @@ mod tests {
         }
     }
 
+    /// What `llmtail_*_engine_overdue` tells that `llmtail_*_engine_up` cannot: the replay golden
+    /// `vllm-0.14.1-dp2-one-engine-overdue` shows it on a whole log.
+    #[test]
+    fn overdue_is_one_only_for_an_engine_that_stopped_logging_with_a_line_due() {
+        use crate::state::liveness::{DownReason, Status};
+        assert_eq!(overdue(Status::Down(DownReason::Overdue)), 1.0);
+        for status in [
+            Status::Up,
+            Status::Idle,
+            Status::Down(DownReason::Shutdown),
+            Status::Down(DownReason::Crash),
+        ] {
+            assert_eq!(overdue(status), 0.0, "{status:?}");
+        }
+    }
+
     #[test]
     fn a_position_without_a_sample_has_no_series_and_the_others_keep_theirs() {
         let metric = VLLM_ENGINE
