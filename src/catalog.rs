@@ -212,6 +212,8 @@ pub static VLLM_ENGINE: &[EngineMetric] = &[
         "`Iteration(N): ..., D generation tokens, ...`", |e| e.iteration_generation_tokens),
     liveness_metric!("llmtail_vllm_engine_up", Gauge, "1 while the engine is alive; 0 after a shutdown or crash line, or when a stats line it was due to print is 3 intervals late. Its gauges are not exported while it is 0.",
         "start-up and stats lines (1); shutdown, crash and overdue lines (0)", |e| Some(e.up())),
+    liveness_metric!("llmtail_vllm_engine_overdue", Gauge, "1 while the engine is down because a stats line it was due to print is 3 intervals late: its last line showed running or waiting requests (or it is a vLLM that prints idle lines too, before 0.8.5, V0 before 0.6.5), so it stopped logging with work in hand (killed, hung, out of memory). 0 while it is up or idle, and after a shutdown or crash line.",
+        "the time since the engine's last stats line, against its interval", |e| Some(overdue(e.status))),
     liveness_metric!("llmtail_vllm_engine_starts", Counter, "Start-ups of the engine seen in the log.",
         "engine config line, `Supported tasks:` (the lines of one start-up count once)", |e| Some(e.starts as f64)),
     liveness_metric!("llmtail_vllm_engine_last_line_timestamp_seconds", Gauge, "When the engine's last stats line was written.",
@@ -372,7 +374,27 @@ pub static TRTLLM: &[TrtllmMetric] = &[
         read: TrtllmReading::One(|r| Some(r.up())),
         while_down: true,
     },
+    TrtllmMetric {
+        metric: Metric { name: "llmtail_trtllm_engine_overdue", kind: Kind::Gauge,
+            help: "1 while the executor is down because its last iteration record had active requests and no iteration came for 60 s since: it stopped with work in hand (killed, hung). 0 while it is up or idle, and after Triton's signal line.",
+            labels: "",
+            source: "the time since the last iteration record with active requests (formats A and B)" },
+        read: TrtllmReading::One(|r| Some(overdue(r.status))),
+        while_down: true,
+    },
 ];
+
+/// 1 for an engine that stopped logging while a line was due, else 0: what tells a silent
+/// engine with work in hand from one that shut down, crashed or is idle, which
+/// `llmtail_*_engine_up` cannot.
+fn overdue(status: crate::state::liveness::Status) -> f64 {
+    use crate::state::liveness::{DownReason, Status};
+    if status == Status::Down(DownReason::Overdue) {
+        1.0
+    } else {
+        0.0
+    }
+}
 
 /// Series about llmtail itself, per followed log.
 pub mod agent {
@@ -605,6 +627,22 @@ mod tests {
                 crate::config::RESERVED_LABELS.contains(&label),
                 "{label} is set by llmtail but a --label may take it"
             );
+        }
+    }
+
+    /// What `llmtail_*_engine_overdue` tells that `llmtail_*_engine_up` cannot: the replay golden
+    /// `vllm-0.14.1-dp2-one-engine-overdue` shows it on a whole log.
+    #[test]
+    fn overdue_is_one_only_for_an_engine_that_stopped_logging_with_a_line_due() {
+        use crate::state::liveness::{DownReason, Status};
+        assert_eq!(overdue(Status::Down(DownReason::Overdue)), 1.0);
+        for status in [
+            Status::Up,
+            Status::Idle,
+            Status::Down(DownReason::Shutdown),
+            Status::Down(DownReason::Crash),
+        ] {
+            assert_eq!(overdue(status), 0.0, "{status:?}");
         }
     }
 

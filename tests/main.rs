@@ -2,6 +2,7 @@
 //! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
 
 mod cardinality;
+mod dashboards;
 mod end_to_end;
 mod http;
 mod identity;

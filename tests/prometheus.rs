@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use crate::support::agent::{eventually, http_get, on_path, RunningAgent};
 use crate::support::writer::append_lines;
 
-fn tool(name: &str) -> Option<PathBuf> {
+pub fn tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
         eprintln!("LLMTAIL_SKIP_PROMETHEUS=1: skipping the test that needs {name}");
         return None;
@@ -20,15 +20,15 @@ fn tool(name: &str) -> Option<PathBuf> {
     }))
 }
 
-/// A Prometheus server on a loopback port, killed when dropped.
-struct Prometheus {
+/// A Prometheus server on a loopback port, scraping every second, killed when dropped.
+pub struct Prometheus {
     child: Child,
     addr: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
 impl Prometheus {
-    fn scraping(binary: &Path, target: std::net::SocketAddr) -> Prometheus {
+    pub fn scraping(binary: &Path, target: std::net::SocketAddr) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         std::fs::write(
@@ -62,21 +62,19 @@ impl Prometheus {
         }
     }
 
+    /// The body of an HTTP API answer (`/api/v1/...`), whatever its status: an error's body
+    /// says what was wrong. `None` when Prometheus does not answer.
+    pub fn api(&self, path_and_query: &str) -> Option<String> {
+        http_get(self.addr, path_and_query, None)
+            .ok()
+            .map(|r| r.body)
+    }
+
     /// The value of an instant query that returns one series, once it returns one.
     fn query(&self, promql: &str) -> Option<f64> {
-        let encoded: String = promql
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b == b'_' {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
-        let response = http_get(self.addr, &format!("/api/v1/query?query={encoded}"), None).ok()?;
+        let body = self.api(&format!("/api/v1/query?query={}", encode(promql)))?;
         // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
-        let value = response.body.split("\"value\":[").nth(1)?;
+        let value = body.split("\"value\":[").nth(1)?;
         let value = value.split(',').nth(1)?.trim_start_matches('"');
         value.split('"').next()?.parse().ok()
     }
@@ -106,6 +104,19 @@ impl Prometheus {
             "Prometheus query {promql}: expected {expected}, last answer {last:?}"
         );
     }
+}
+
+/// `text` percent-encoded for a query string.
+pub fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 impl Drop for Prometheus {
