@@ -443,7 +443,17 @@ def agent():
             "1 when vLLM said it prints no stats lines (several API servers; fix: vllm serve "
             "--api-server-count 1).",
             [(f"llmtail_vllm_stats_logging_disabled{{{s}}}", "{{log}} ({{instance}})")], w=8, h=6)
-    l.row("Build")
+    l.row("Configuration and build")
+    l.panel("stat", "Last config reload successful",
+            "0 when the last SIGHUP or /-/reload found a mistake in the config file: the "
+            "previous configuration is in force (alert LlmtailConfigReloadFailed). The landing "
+            "page and the agent's log say why.",
+            [('llmtail_config_last_reload_successful{instance=~"$instance"}', "{{instance}}")],
+            w=8, h=6)
+    l.panel("stat", "Configuration age",
+            "Time since the configuration in force was loaded (start-up or last good reload).",
+            [('time() - llmtail_config_last_reload_success_timestamp_seconds{instance=~"$instance"}',
+              "{{instance}}")], unit="s", w=8, h=6)
     l.table("Build", "Which llmtail each instance runs.",
             'llmtail_build_info{instance=~"$instance"}')
     variables = [
