@@ -178,6 +178,20 @@ UP_DOWN = {
 }
 
 
+def second_query_on_a_right_axis():
+    """A fraction on the left axis, with the panel's second query (a rate) on a right axis."""
+    return {"fieldConfig": {
+        "defaults": {"unit": "percentunit"},
+        "overrides": [{
+            "matcher": {"id": "byFrameRefID", "options": "B"},
+            "properties": [
+                {"id": "unit", "value": "short"},
+                {"id": "custom.axisPlacement", "value": "right"},
+            ],
+        }],
+    }}
+
+
 def vllm():
     s = 'instance=~"$instance",model_name=~"$model_name",engine=~"$engine"'
     by = "instance, model_name, engine"
@@ -220,16 +234,7 @@ def vllm():
                 (f"vllm:kv_cache_usage_perc{{{s}}}", "KV usage " + legend),
                 (f"sum by ({by}) (rate(vllm:num_preemptions_total{{{s}}}[$__rate_interval]))",
                  "preemptions/s " + legend),
-            ], unit="percentunit", extra={"fieldConfig": {
-                "defaults": {"unit": "percentunit"},
-                "overrides": [{
-                    "matcher": {"id": "byFrameRefID", "options": "B"},
-                    "properties": [
-                        {"id": "unit", "value": "short"},
-                        {"id": "custom.axisPlacement", "value": "right"},
-                    ],
-                }],
-            }})
+            ], unit="percentunit", extra=second_query_on_a_right_axis())
     l.panel("timeseries", "Prefix cache hit rate",
             "V1: the line's hit rate over vLLM's last 1,000 requests' blocks; V0: GPU and CPU.",
             [
@@ -318,16 +323,7 @@ def trtllm():
                 (f"llmtail_trtllm_kv_cache_hit_rate{{{s}}}", "hit rate " + legend),
                 (f"sum by ({by}) (rate(llmtail_trtllm_kv_cache_reused_blocks_total{{{s}}}[$__rate_interval]))",
                  "reused blocks/s " + legend),
-            ], unit="percentunit", extra={"fieldConfig": {
-                "defaults": {"unit": "percentunit"},
-                "overrides": [{
-                    "matcher": {"id": "byFrameRefID", "options": "B"},
-                    "properties": [
-                        {"id": "unit", "value": "short"},
-                        {"id": "custom.axisPlacement", "value": "right"},
-                    ],
-                }],
-            }})
+            ], unit="percentunit", extra=second_query_on_a_right_axis())
     l.panel("timeseries", "Runtime memory",
             "Runtime CPU, GPU and pinned memory the executor reports.",
             [(f"nv_trt_llm_runtime_memory_metrics{{{s}}}", "{{memory_type}} " + legend)],

@@ -422,17 +422,22 @@ mod tests {
     use crate::state::{SeriesGuard, StateSettings};
     use std::sync::Arc;
 
+    /// A new log's state, followed as the path `label`.
+    fn log_state(label: &str) -> LogState {
+        LogState::new(
+            Arc::from(label),
+            LogSpec::Path(label.into()),
+            Vec::new(),
+            None,
+            None,
+        )
+    }
+
     #[test]
     fn a_checkpoint_round_trips_through_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.json");
-        let mut log = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut log = log_state("/var/log/vllm.log");
         log.io.lines_read = 42;
         log.vllm.model_name = Some("qwen3-8b".into());
         log.vllm
@@ -471,13 +476,7 @@ mod tests {
 
         let loaded = Checkpoint::load(&path).unwrap().unwrap();
         assert_eq!(loaded, checkpoint);
-        let mut fresh = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut fresh = log_state("/var/log/vllm.log");
         loaded
             .log("/var/log/vllm.log")
             .unwrap()
@@ -511,13 +510,7 @@ mod tests {
             },
             log_expiry: 600.0,
         };
-        let mut log = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut log = log_state("/var/log/vllm.log");
         for line in [
             "INFO 08-20 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%",
             "INFO 08-20 10:00:00 [metrics.py:96] SpecDecoding metrics: Draft acceptance rate: 15.5%, Mean acceptance length: 1.77, Accepted: 17 tokens, Drafted: 110 tokens, Per-position acceptance rate: 0.333, 0.182, nan",
@@ -535,13 +528,7 @@ mod tests {
         let loaded = Checkpoint::load(&path)
             .expect("the state file is read back")
             .unwrap();
-        let mut fresh = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut fresh = log_state("/var/log/vllm.log");
         loaded
             .log("/var/log/vllm.log")
             .unwrap()
@@ -558,13 +545,7 @@ mod tests {
     fn non_finite_values_round_trip_through_the_state_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.json");
-        let mut log = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut log = log_state("/var/log/vllm.log");
         let engine = log.vllm.engines.entry(EngineKey::Index(0)).or_default();
         engine.prompt_tokens = Some(f64::INFINITY);
         engine.spec_acceptance_rate = Some(f64::NAN);
@@ -684,13 +665,7 @@ mod tests {
     #[test]
     fn a_version_1_state_file_restores_its_counters_exactly() {
         let (_, loaded) = golden_v1();
-        let mut vllm = LogState::new(
-            Arc::from("/var/log/vllm.log"),
-            LogSpec::Path("/var/log/vllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut vllm = log_state("/var/log/vllm.log");
         loaded
             .log("/var/log/vllm.log")
             .unwrap()
@@ -718,13 +693,7 @@ mod tests {
         assert_eq!(engine.kv_cache_capacity_tokens, Some(418528.0));
         assert_eq!(engine.starts, 1);
 
-        let mut trtllm = LogState::new(
-            Arc::from("/var/log/trtllm.log"),
-            LogSpec::Path("/var/log/trtllm.log".into()),
-            Vec::new(),
-            None,
-            None,
-        );
+        let mut trtllm = log_state("/var/log/trtllm.log");
         loaded
             .log("/var/log/trtllm.log")
             .unwrap()
