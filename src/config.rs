@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
+use crate::exposition::web_config::WebConfigHandle;
 use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
@@ -83,6 +84,9 @@ pub struct Settings {
     pub log_expiry: std::time::Duration,
     pub state_file: Option<PathBuf>,
     pub one_shot: bool,
+    /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
+    /// handle for every connection; `reload()` re-reads the file.
+    pub web_config: std::sync::Arc<WebConfigHandle>,
 }
 
 /// The config file. Unknown keys are errors: a typo must not be silently ignored.
@@ -121,6 +125,8 @@ struct WebSection {
     listen_address: Option<String>,
     max_connections: Option<usize>,
     telemetry_path: Option<String>,
+    /// `--web.config.file`.
+    config_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -451,6 +457,8 @@ impl Settings {
         if let Some(state_file) = &state_file {
             check_state_file_is_no_log(state_file, &logs)?;
         }
+        let web_config_file = cli.web_config_file.or(config.web.config_file);
+        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
         Ok(Settings {
             logs,
             listen_address,
@@ -465,6 +473,7 @@ impl Settings {
             log_expiry,
             state_file,
             one_shot: cli.one_shot,
+            web_config: std::sync::Arc::new(web_config),
         })
     }
 }
