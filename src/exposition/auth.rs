@@ -71,7 +71,7 @@ struct Verified {
 /// Checks credentials against [`Users`]; shared by every connection and kept across reloads
 /// (a remembered password counts only while its user's hash is unchanged).
 pub struct Checker {
-    verified: Mutex<VecDeque<Verified>>,
+    verified: Arc<Mutex<VecDeque<Verified>>>,
     bcrypt: Arc<Semaphore>,
     waiting: Arc<AtomicUsize>,
 }
@@ -79,7 +79,7 @@ pub struct Checker {
 impl Default for Checker {
     fn default() -> Self {
         Checker {
-            verified: Mutex::default(),
+            verified: Arc::default(),
             bcrypt: Arc::new(Semaphore::new(1)),
             waiting: Arc::default(),
         }
@@ -120,21 +120,21 @@ impl Checker {
         let Ok(turn) = Arc::clone(&self.bcrypt).acquire_owned().await else {
             return Verdict::Denied;
         };
-        let (checked_hash, checked_password) = (hash.clone(), password.clone());
         // The turn and the count go with the blocking task: a request dropped mid-check (its
-        // client gone, its timeout passed) must not let a second bcrypt start beside it.
-        let matched = tokio::task::spawn_blocking(move || {
+        // client gone, its timeout passed) must not let a second bcrypt start beside it. The
+        // task remembers a success itself, so a scraper that gave up waiting finds it next time.
+        let verified = Arc::clone(&self.verified);
+        tokio::task::spawn_blocking(move || {
             let _held = (turn, waiting);
-            bcrypt::verify(&checked_password, &checked_hash).unwrap_or(false)
+            let matched = bcrypt::verify(&password, &hash).unwrap_or(false);
+            if !(matched && known) {
+                return Verdict::Denied;
+            }
+            remember(&verified, user, hash, password);
+            Verdict::Allowed
         })
         .await
-        .unwrap_or(false);
-        if matched && known {
-            self.remember(user, hash, password);
-            Verdict::Allowed
-        } else {
-            Verdict::Denied
-        }
+        .unwrap_or(Verdict::Denied)
     }
 
     fn remembers(&self, user: &str, hash: &str, password: &[u8]) -> bool {
@@ -146,18 +146,18 @@ impl Checker {
                 && bool::from(v.password.ct_eq(password))
         })
     }
+}
 
-    fn remember(&self, user: String, hash: String, password: Vec<u8>) {
-        let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
-        if verified.len() >= REMEMBERED {
-            verified.pop_front();
-        }
-        verified.push_back(Verified {
-            user,
-            hash,
-            password,
-        });
+fn remember(verified: &Mutex<VecDeque<Verified>>, user: String, hash: String, password: Vec<u8>) {
+    let mut verified = verified.lock().unwrap_or_else(PoisonError::into_inner);
+    if verified.len() >= REMEMBERED {
+        verified.pop_front();
     }
+    verified.push_back(Verified {
+        user,
+        hash,
+        password,
+    });
 }
 
 /// The user and password of an `Authorization: Basic` header.

@@ -9,6 +9,7 @@
 //! cannot honour, or that would authenticate nobody, are refused with a message saying so,
 //! rather than accepted and ignored.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -351,6 +352,28 @@ impl TlsSection {
 const PLAIN_HTTP_ANSWER: &[u8] =
     b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
+/// Answers [`PLAIN_HTTP_ANSWER`], then reads what the client sends until it closes: a socket
+/// closed with unread bytes is reset, and the reset can overtake the answer.
+async fn answer_plain_http(stream: TcpStream) {
+    let Ok(stream) = stream.into_std() else {
+        return;
+    };
+    let answered = (&stream).write_all(PLAIN_HTTP_ANSWER).is_ok()
+        && stream.shutdown(std::net::Shutdown::Write).is_ok();
+    let Ok(stream) = TcpStream::from_std(stream) else {
+        return;
+    };
+    let mut rest = [0u8; 4096];
+    while answered && stream.readable().await.is_ok() {
+        match stream.try_read(&mut rest) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => break,
+        }
+    }
+}
+
 /// The first byte of every TLS connection: a handshake record.
 const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
@@ -374,13 +397,7 @@ pub async fn handshake(
                 ?peer,
                 "plain HTTP (or not TLS) on the TLS port: answered 400"
             );
-            // Read what was sent first: closing a socket with unread bytes resets it, and the
-            // client might lose the answer.
-            let mut request = [0u8; 4096];
-            let _ = stream.try_read(&mut request);
-            if stream.writable().await.is_ok() {
-                let _ = stream.try_write(PLAIN_HTTP_ANSWER);
-            }
+            answer_plain_http(stream).await;
             return None;
         }
         match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
