@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use crate::http::spawn_agent;
 use crate::prometheus::{tool, Prometheus};
-use crate::support::agent::{eventually, expect_sample, http_get, RunningAgent, TESTS_NOW};
+use crate::support::agent::{
+    eventually, expect_sample, free_address, http_get, RunningAgent, TESTS_NOW,
+};
 use crate::support::tls::{Ca, HttpsClient};
 
 const LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%\n";
@@ -371,11 +373,23 @@ fn a_bad_web_config_file_stops_start_up_with_exit_code_2() {
         "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Always\n",
     )
     .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_llmtail"))
+    // Spawned, not waited for: an agent that accepted the file would serve for ever.
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
         .args(site.flags())
-        .output()
+        .args(["--web.listen-address", &free_address()])
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    let exited = eventually(|| agent.try_wait().unwrap().is_some());
+    if !exited {
+        let _ = agent.kill();
+    }
+    let output = agent.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        exited,
+        "the agent started with a bad web config file: {stderr}"
+    );
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     let named = format!(
         "web config file {}, tls_server_config.client_auth_type: \"Always\"",
