@@ -187,6 +187,7 @@ fn static_name(name: &str) -> &'static str {
 
 /// The web configuration the server runs with, shared by every connection, and the file it
 /// came from. Without `--web.config.file`: plain HTTP, no authentication, and nothing to reload.
+#[derive(Default)]
 pub struct WebConfigHandle {
     path: Option<PathBuf>,
     current: RwLock<Arc<WebConfig>>,
@@ -201,16 +202,6 @@ impl std::fmt::Debug for WebConfigHandle {
             .field("tls", &self.current().tls.is_some())
             .field("basic_auth", &!self.current().users.is_empty())
             .finish()
-    }
-}
-
-impl Default for WebConfigHandle {
-    fn default() -> Self {
-        WebConfigHandle {
-            path: None,
-            current: RwLock::default(),
-            checker: Checker::default(),
-        }
     }
 }
 
