@@ -238,7 +238,7 @@ fn main() -> io::Result<()> {
                     // 200 B to 20 KB, log-uniform.
                     let len = (200.0 * 100f64.powf(rng.unit())) as usize;
                     text.clear();
-                    prompt(&mut rng, len, request % 50 == 0, &mut text);
+                    prompt(&mut rng, len, request.is_multiple_of(50), &mut text);
                     let tokens: Vec<String> = (0..len / 40)
                         .map(|_| rng.below(152_000).to_string())
                         .collect();

@@ -77,6 +77,13 @@ pub struct Cli {
     #[arg(long = "web.max-connections", value_name = "N")]
     pub max_connections: Option<usize>,
 
+    /// A web config file in exporter-toolkit's YAML format: TLS (tls_server_config: cert_file,
+    /// key_file, client_ca_file, client_auth_type, min_version), basic auth (basic_auth_users,
+    /// bcrypt hashes) and response headers (http_server_config.headers). Relative paths in it
+    /// are read from its directory. Optional: without it, plain HTTP and no authentication.
+    #[arg(long = "web.config.file", value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
+
     /// Path under which to expose metrics. [default: /metrics]
     #[arg(long = "web.telemetry-path", value_name = "PATH")]
     pub telemetry_path: Option<String>,

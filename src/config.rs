@@ -13,6 +13,7 @@ use serde::Deserialize;
 use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
+use crate::exposition::web_config::WebConfigHandle;
 use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
@@ -89,6 +90,9 @@ pub struct Settings {
     /// The flags these settings were made from: a reload reads the config file again and
     /// merges it with them.
     pub flags: Cli,
+    /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
+    /// handle for every connection; `reload()` re-reads the file.
+    pub web_config: Arc<WebConfigHandle>,
 }
 
 /// The settings in force while serving: replaced whole by a reload, read by the landing page.
@@ -145,6 +149,8 @@ struct WebSection {
     listen_address: Option<String>,
     max_connections: Option<usize>,
     telemetry_path: Option<String>,
+    /// `--web.config.file`.
+    config_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -478,6 +484,8 @@ impl Settings {
         if let Some(state_file) = &state_file {
             check_state_file_is_no_log(state_file, &logs)?;
         }
+        let web_config_file = cli.web_config_file.or(config.web.config_file);
+        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
         Ok(Settings {
             logs,
             listen_address,
@@ -494,6 +502,7 @@ impl Settings {
             one_shot: cli.one_shot,
             enable_lifecycle: cli.enable_lifecycle,
             flags,
+            web_config: Arc::new(web_config),
         })
     }
 }

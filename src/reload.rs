@@ -57,6 +57,13 @@ impl Reloader {
         for what in keep_what_needs_a_restart(&running, &mut new) {
             tracing::warn!("reload: {what} changed; it takes effect at the next restart");
         }
+        if let Err(why) = reload_web_config(&running).await {
+            let why = format!("{why}\n  the running configuration stays");
+            tracing::error!("reload refused: {why}");
+            return Err(why);
+        }
+        // The server holds the running handle: it takes the file read again from there.
+        new.web_config = Arc::clone(&running.web_config);
         let summary = summary(&running, &new);
         let new = Arc::new(new);
         let (taken, is_taken) = oneshot::channel();
@@ -94,6 +101,17 @@ impl Reloader {
     }
 }
 
+/// Reads `--web.config.file` again into the handle the server consults (TLS certificate,
+/// users, headers); a file that does not load leaves the running one in force.
+async fn reload_web_config(running: &Settings) -> Result<(), String> {
+    let handle = Arc::clone(&running.web_config);
+    match tokio::task::spawn_blocking(move || handle.reload()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(format!("reading the web config file failed: {e}")),
+    }
+}
+
 /// Copies into `new` what a running process keeps until it restarts, and names each one that
 /// the new configuration would have changed.
 fn keep_what_needs_a_restart(running: &Settings, new: &mut Settings) -> Vec<&'static str> {
@@ -112,6 +130,9 @@ fn keep_what_needs_a_restart(running: &Settings, new: &mut Settings) -> Vec<&'st
     keep!(state_file, "the state file (--state-file)");
     keep!(from, "--from");
     keep!(max_line_bytes, "--max-line-bytes");
+    if new.web_config.path() != running.web_config.path() {
+        kept.push("the web config file's path (--web.config.file; its content reloads)");
+    }
     kept
 }
 

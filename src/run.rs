@@ -174,7 +174,11 @@ pub async fn serve_on(
         lifecycle,
     };
     let address = listener.local_addr().ok();
-    tracing::info!(address = ?address, path = %settings.telemetry_path, "serving metrics");
+    let (tls, basic_auth) = (
+        settings.web_config.is_tls(),
+        !settings.web_config.current().users.is_empty(),
+    );
+    tracing::info!(address = ?address, path = %settings.telemetry_path, tls, basic_auth, "serving metrics");
     let options = ServeOptions {
         max_connections: settings.max_connections,
         ..ServeOptions::default()
@@ -185,7 +189,8 @@ pub async fn serve_on(
             () = quit.notified() => tracing::info!("POST /-/quit: shutting down"),
         }
     };
-    let served = serve::serve(listener, exposition::app(shared), shutdown, options).await;
+    let web = Arc::clone(&settings.web_config);
+    let served = serve::serve(listener, exposition::app(shared), web, shutdown, options).await;
     stopper.stop();
     if follower.join().is_err() {
         tracing::error!("the reader thread panicked");

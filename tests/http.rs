@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::support::agent::{eventually, free_address, http_get};
 
 /// The agent's process, killed (and reaped) if the test ends before it exits.
-struct Agent(std::process::Child);
+pub(crate) struct Agent(pub(crate) std::process::Child);
 
 impl Drop for Agent {
     fn drop(&mut self) {
@@ -22,7 +22,10 @@ impl Drop for Agent {
 
 /// Starts the agent on an empty log with `flags`, its stderr going to `stderr`; returns it
 /// (not waited for) and its address.
-fn spawn_agent(flags: &[&str], stderr: Stdio) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
+pub(crate) fn spawn_agent(
+    flags: &[&str],
+    stderr: Stdio,
+) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, "").unwrap();

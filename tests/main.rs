@@ -16,4 +16,5 @@ mod soak;
 mod support;
 mod tailing;
 mod timezones;
+mod tls;
 mod truth;

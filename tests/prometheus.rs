@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use crate::support::agent::{eventually, http_get, on_path, RunningAgent};
 use crate::support::writer::append_lines;
 
-pub fn tool(name: &str) -> Option<PathBuf> {
+pub(crate) fn tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
         eprintln!("LLMTAIL_SKIP_PROMETHEUS=1: skipping the test that needs {name}");
         return None;
@@ -21,20 +21,29 @@ pub fn tool(name: &str) -> Option<PathBuf> {
 }
 
 /// A Prometheus server on a loopback port, scraping every second, killed when dropped.
-pub struct Prometheus {
+pub(crate) struct Prometheus {
     child: Child,
     addr: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
 impl Prometheus {
-    pub fn scraping(binary: &Path, target: std::net::SocketAddr) -> Prometheus {
+    pub(crate) fn scraping(binary: &Path, target: std::net::SocketAddr) -> Prometheus {
+        Prometheus::with_job(
+            binary,
+            &format!("static_configs:\n      - targets: ['{target}']\n"),
+        )
+    }
+
+    /// Scrapes every second with one job named llmtail, whose settings (indented for a key of
+    /// the job: `static_configs`, `scheme`, `tls_config`, ...) are `job`.
+    pub(crate) fn with_job(binary: &Path, job: &str) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    static_configs:\n      - targets: ['{target}']\n"
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
             ),
         )
         .unwrap();
@@ -93,7 +102,7 @@ impl Prometheus {
         );
     }
 
-    fn wait_for(&self, promql: &str, expected: f64) {
+    pub(crate) fn wait_for(&self, promql: &str, expected: f64) {
         let mut last = None;
         let held = eventually(|| {
             last = self.query(promql);

@@ -304,6 +304,7 @@ fn settings_table(
         ),
         ("last reload", reload),
         ("--web.listen-address", settings.listen_address.to_string()),
+        ("--web.config.file", web_config(settings)),
         ("--web.telemetry-path", settings.telemetry_path.clone()),
         (
             "--web.max-connections",
@@ -348,6 +349,17 @@ fn settings_table(
             .collect(),
         empty: "",
     }
+}
+
+/// The web config file, and what it turns on (never its content: no hash, no key path).
+fn web_config(settings: &Settings) -> String {
+    let handle = &settings.web_config;
+    let Some(path) = handle.path() else {
+        return "(not set): plain HTTP, no authentication".to_string();
+    };
+    let users = handle.current().users.len();
+    let tls = if handle.is_tls() { "TLS" } else { "plain HTTP" };
+    format!("{}: {tls}, basic auth for {users} users", path.display())
 }
 
 fn build_table() -> Table {

@@ -4,10 +4,13 @@
 //! [`app`] builds the router from shared state so tests can call it without a socket;
 //! [`serve`] takes the listener and the shutdown future so tests bind `127.0.0.1:0`.
 
+mod auth;
 mod landing;
 pub mod render;
 pub mod serve;
 mod snapshot;
+pub mod tls;
+pub mod web_config;
 
 use std::sync::{Arc, Mutex};
 

@@ -19,6 +19,12 @@
 //!   instead of spinning;
 //! - on shutdown the listener closes, connections finish their request, and whatever is left
 //!   after [`ServeOptions::shutdown_grace`] is dropped.
+//!
+//! With a web config file ([`WebConfigHandle`]), a connection first runs its TLS handshake,
+//! within the header-read timeout and while idle in the lobby (it holds no place, can be
+//! evicted, and shutdown does not wait for it). A request then passes basic auth *before* it
+//! takes a place, so requests waiting for a bcrypt check never keep a scraper from a place;
+//! every response, a 401 included, carries the configured headers.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -33,6 +39,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::{AbortHandle, JoinSet};
 use tower::ServiceExt;
+
+use super::auth::{self, Verdict};
+use super::tls;
+use super::web_config::WebConfigHandle;
 
 /// Limits of the HTTP server.
 #[derive(Debug, Clone, Copy)]
@@ -97,11 +107,12 @@ impl Drop for LobbyTicket {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` completes; returns within
-/// [`ServeOptions::shutdown_grace`] after that, whatever clients do.
+/// Serves `app` on `listener`, over TLS and behind basic auth if `web` says so, until `shutdown`
+/// completes; returns within [`ServeOptions::shutdown_grace`] after that, whatever clients do.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
+    web: Arc<WebConfigHandle>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     options: ServeOptions,
 ) -> std::io::Result<()> {
@@ -135,9 +146,10 @@ pub async fn serve(
         };
         let places = Arc::clone(&places);
         let (app, closed, flag) = (app.clone(), closed.clone(), Arc::clone(&answering));
+        let web = Arc::clone(&web);
         let handle = connections.spawn(async move {
             let _ticket = ticket;
-            connection(stream, app, closed, places, flag, options).await;
+            connection(stream, app, web, closed, places, flag, options).await;
         });
         // Registered under the lobby's lock, which the task's ticket takes when it ends: even
         // a task that ends at once on another worker finds its entry to remove.
@@ -183,27 +195,77 @@ async fn drain(mut connections: JoinSet<()>, grace: Duration) {
     }
 }
 
-/// Serves one connection; each request holds one of the `places` while it is answered.
+/// Serves one connection, over TLS if the web configuration in force when it arrived says so.
 async fn connection(
     stream: TcpStream,
     app: Router,
+    web: Arc<WebConfigHandle>,
     mut closed: watch::Receiver<bool>,
     places: Arc<Semaphore>,
     answering: Arc<AtomicBool>,
     options: ServeOptions,
 ) {
+    let Some(tls) = web.current().tls.clone() else {
+        let io = TokioIo::new(stream);
+        return http(io, app, web, closed, places, answering, options).await;
+    };
+    let handshake = tls::handshake(stream, tls, options.header_read_timeout);
+    let stream = tokio::select! {
+        stream = handshake => stream,
+        // Shutdown does not wait for a handshake: no request has been made on it.
+        () = until_closing(&mut closed) => None,
+    };
+    if let Some(stream) = stream {
+        http(
+            TokioIo::new(stream),
+            app,
+            web,
+            closed,
+            places,
+            answering,
+            options,
+        )
+        .await;
+    }
+}
+
+/// Serves HTTP/1.1 on `io`; each request passes basic auth, then holds one of the `places`
+/// while it is answered.
+async fn http<I>(
+    io: I,
+    app: Router,
+    web: Arc<WebConfigHandle>,
+    mut closed: watch::Receiver<bool>,
+    places: Arc<Semaphore>,
+    answering: Arc<AtomicBool>,
+    options: ServeOptions,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let (app, places, answering) = (app.clone(), Arc::clone(&places), Arc::clone(&answering));
+        let web = Arc::clone(&web);
         async move {
             answering.store(true, Ordering::SeqCst);
+            let config = web.current();
             let answer = tokio::time::timeout(options.request_timeout, async {
+                match web.checker.check(&config.users, request.headers()).await {
+                    Verdict::Allowed => {}
+                    Verdict::Denied => return Ok(auth::unauthorized()),
+                    Verdict::Busy => return Ok(auth::busy()),
+                }
                 let _place = places.acquire_owned().await;
                 app.oneshot(request.map(axum::body::Body::new)).await
             });
-            let response = match answer.await {
+            let mut response = match answer.await {
                 Ok(response) => response,
                 Err(_) => Ok(timed_out()),
             };
+            if let Ok(response) = &mut response {
+                for (name, value) in &config.headers {
+                    response.headers_mut().insert(name.clone(), value.clone());
+                }
+            }
             answering.store(false, Ordering::SeqCst);
             response
         }
@@ -211,7 +273,7 @@ async fn connection(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout);
-    let conn = http.serve_connection(TokioIo::new(stream), service);
+    let conn = http.serve_connection(io, service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}

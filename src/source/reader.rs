@@ -259,7 +259,7 @@ impl Reader {
             let now = Instant::now();
             if touched.rescan || now >= next_poll {
                 polls = polls.wrapping_add(1);
-                engine.full_check(touched.rescan || polls % GLOB_RESCAN_POLLS == 0);
+                engine.full_check(touched.rescan || polls.is_multiple_of(GLOB_RESCAN_POLLS));
                 next_poll = Instant::now() + poll_interval;
             } else {
                 engine.handle_touched(&touched);

@@ -57,7 +57,19 @@ pub fn eventually(mut condition: impl FnMut() -> bool) -> bool {
 pub struct Response {
     pub status: u16,
     pub content_type: String,
+    /// The status line and headers, as sent.
+    pub head: String,
     pub body: String,
+}
+
+impl Response {
+    /// The value of header `name` (any case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
 }
 
 /// A minimal HTTP/1.1 GET: enough for our own server, no client crate needed.
@@ -88,7 +100,12 @@ fn http_request(
     )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
+    Ok(parse_response(&raw))
+}
+
+/// Reads a whole HTTP/1.1 response (the connection closed after it).
+pub fn parse_response(raw: &[u8]) -> Response {
+    let text = String::from_utf8_lossy(raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
         .split(' ')
@@ -111,11 +128,12 @@ fn http_request(
     } else {
         body.to_string()
     };
-    Ok(Response {
+    Response {
         status,
         content_type,
+        head: head.to_string(),
         body,
-    })
+    }
 }
 
 fn dechunk(mut body: &str) -> String {
@@ -183,6 +201,8 @@ pub struct RunningAgent {
     thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
     /// What time it is for the agent.
     pub clock: TestClock,
+    /// The web configuration it serves with (`--web.config.file`), to reload.
+    pub web_config: std::sync::Arc<llmtail::exposition::web_config::WebConfigHandle>,
 }
 
 impl RunningAgent {
@@ -196,6 +216,17 @@ impl RunningAgent {
     /// Times without a zone are read as UTC unless the test says otherwise: the tests' lines and
     /// clocks are in UTC, whatever the machine's zone.
     pub fn start_at(args: &[&str], now: f64) -> RunningAgent {
+        let agent = RunningAgent::launch(args, now);
+        assert!(
+            eventually(|| agent.get("/-/ready").is_ok_and(|r| r.status == 200)),
+            "the agent never became ready"
+        );
+        agent
+    }
+
+    /// Starts the agent without waiting for it to answer plain HTTP (over TLS it never will):
+    /// the caller polls in its own way.
+    pub fn launch(args: &[&str], now: f64) -> RunningAgent {
         let mut argv = vec!["llmtail"];
         argv.extend_from_slice(args);
         if !args.contains(&"--log-timezone") {
@@ -203,6 +234,7 @@ impl RunningAgent {
         }
         let settings = Settings::from_cli(Cli::try_parse_from(argv).expect("flags parse"))
             .expect("settings are valid");
+        let web_config = std::sync::Arc::clone(&settings.web_config);
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -221,17 +253,13 @@ impl RunningAgent {
                 .await
             })
         });
-        let agent = RunningAgent {
+        RunningAgent {
             addr,
             shutdown: Some(tx),
             thread: Some(thread),
             clock: test_clock,
-        };
-        assert!(
-            eventually(|| agent.get("/-/ready").is_ok_and(|r| r.status == 200)),
-            "the agent never became ready"
-        );
-        agent
+            web_config,
+        }
     }
 
     pub fn get(&self, path: &str) -> std::io::Result<Response> {

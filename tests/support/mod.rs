@@ -2,4 +2,5 @@
 #![allow(dead_code)]
 pub mod agent;
 pub mod tail;
+pub mod tls;
 pub mod writer;
