@@ -66,8 +66,14 @@ impl Site {
 
     /// The agent in-process, once it answers `/-/ready` over TLS with the password.
     fn start(&self, client: &HttpsClient) -> RunningAgent {
+        self.start_with(client, &[])
+    }
+
+    /// [`Site::start`] with `extra` flags.
+    fn start_with(&self, client: &HttpsClient, extra: &[&str]) -> RunningAgent {
         let flags = self.flags();
-        let args: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+        args.extend_from_slice(extra);
         let agent = RunningAgent::launch(&args, TESTS_NOW);
         assert!(
             eventually(|| client
@@ -292,16 +298,7 @@ fn a_reload_of_the_configuration_reads_the_web_config_file_again() {
     let site = Site::new();
     site.write_config(PASSWORD, "");
     let client = HttpsClient::trusting(&site.ca, None);
-    let mut flags: Vec<String> = site.flags().into();
-    flags.push("--web.enable-lifecycle".into());
-    let args: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let agent = RunningAgent::launch(&args, TESTS_NOW);
-    assert!(
-        eventually(|| client
-            .get(agent.addr, "/-/ready", Some((USER, PASSWORD)))
-            .is_ok_and(|r| r.status == 200)),
-        "never ready over TLS"
-    );
+    let agent = site.start_with(&client, &["--web.enable-lifecycle"]);
     site.write_config("new password", "");
     let reloaded = client
         .post(agent.addr, "/-/reload", Some((USER, PASSWORD)))
