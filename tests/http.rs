@@ -11,6 +11,25 @@ use crate::support::agent::{eventually, free_address, http_get};
 /// The agent's process, killed (and reaped) if the test ends before it exits.
 pub(crate) struct Agent(pub(crate) std::process::Child);
 
+impl Agent {
+    /// Sends SIGTERM and waits (up to the tests' deadline) for the agent to exit: how it
+    /// exited, if it did, and how long that took.
+    pub(crate) fn terminate(&mut self) -> (Option<std::process::ExitStatus>, Duration) {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let stopping = Instant::now();
+        let mut status = None;
+        eventually(|| {
+            status = self.0.try_wait().unwrap();
+            status.is_some()
+        });
+        (status, stopping.elapsed())
+    }
+}
+
 impl Drop for Agent {
     fn drop(&mut self) {
         if self.0.try_wait().ok().flatten().is_none() {
@@ -118,18 +137,7 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
         asked.elapsed()
     );
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &agent.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let stopping = Instant::now();
-    let mut status = None;
-    eventually(|| {
-        status = agent.0.try_wait().unwrap();
-        status.is_some()
-    });
-    let took = stopping.elapsed();
+    let (status, took) = agent.terminate();
     assert!(
         status.is_some_and(|s| s.success()) && took < Duration::from_secs(5),
         "SIGTERM took {took:?} with the connections still open (status {status:?})"

@@ -230,18 +230,7 @@ fn clients_that_never_finish_the_handshake_neither_block_metrics_nor_sigterm() {
         );
     }
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &agent.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let stopping = Instant::now();
-    let mut status = None;
-    eventually(|| {
-        status = agent.0.try_wait().unwrap();
-        status.is_some()
-    });
-    let took = stopping.elapsed();
+    let (status, took) = agent.terminate();
     eprintln!(
         "SIGTERM with {} stalled handshakes took {took:?}",
         stalled.len()

@@ -144,12 +144,17 @@ pub async fn serve(
             lobby: Arc::clone(&lobby),
             id,
         };
-        let places = Arc::clone(&places);
-        let (app, closed, flag) = (app.clone(), closed.clone(), Arc::clone(&answering));
-        let web = Arc::clone(&web);
+        let served = Served {
+            app: app.clone(),
+            web: Arc::clone(&web),
+            closed: closed.clone(),
+            places: Arc::clone(&places),
+            answering: Arc::clone(&answering),
+            options,
+        };
         let handle = connections.spawn(async move {
             let _ticket = ticket;
-            connection(stream, app, web, closed, places, flag, options).await;
+            connection(stream, served).await;
         });
         // Registered under the lobby's lock, which the task's ticket takes when it ends: even
         // a task that ends at once on another worker finds its entry to remove.
@@ -195,53 +200,48 @@ async fn drain(mut connections: JoinSet<()>, grace: Duration) {
     }
 }
 
-/// Serves one connection, over TLS if the web configuration in force when it arrived says so.
-async fn connection(
-    stream: TcpStream,
+/// What serving one connection needs besides the stream.
+struct Served {
     app: Router,
     web: Arc<WebConfigHandle>,
-    mut closed: watch::Receiver<bool>,
+    /// Says when the server is closing.
+    closed: watch::Receiver<bool>,
     places: Arc<Semaphore>,
+    /// Whether this connection's request is being answered (the lobby spares it then).
     answering: Arc<AtomicBool>,
     options: ServeOptions,
-) {
-    let Some(tls) = web.current().tls.clone() else {
-        let io = TokioIo::new(stream);
-        return http(io, app, web, closed, places, answering, options).await;
+}
+
+/// Serves one connection, over TLS if the web configuration in force when it arrived says so.
+async fn connection(stream: TcpStream, mut served: Served) {
+    let Some(tls) = served.web.current().tls.clone() else {
+        return http(TokioIo::new(stream), served).await;
     };
-    let handshake = tls::handshake(stream, tls, options.header_read_timeout);
+    let handshake = tls::handshake(stream, tls, served.options.header_read_timeout);
     let stream = tokio::select! {
         stream = handshake => stream,
         // Shutdown does not wait for a handshake: no request has been made on it.
-        () = until_closing(&mut closed) => None,
+        () = until_closing(&mut served.closed) => None,
     };
     if let Some(stream) = stream {
-        http(
-            TokioIo::new(stream),
-            app,
-            web,
-            closed,
-            places,
-            answering,
-            options,
-        )
-        .await;
+        http(TokioIo::new(stream), served).await;
     }
 }
 
 /// Serves HTTP/1.1 on `io`; each request passes basic auth, then holds one of the `places`
 /// while it is answered.
-async fn http<I>(
-    io: I,
-    app: Router,
-    web: Arc<WebConfigHandle>,
-    mut closed: watch::Receiver<bool>,
-    places: Arc<Semaphore>,
-    answering: Arc<AtomicBool>,
-    options: ServeOptions,
-) where
+async fn http<I>(io: I, served: Served)
+where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
+    let Served {
+        app,
+        web,
+        mut closed,
+        places,
+        answering,
+        options,
+    } = served;
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let (app, places, answering) = (app.clone(), Arc::clone(&places), Arc::clone(&answering));
         let web = Arc::clone(&web);
