@@ -60,57 +60,58 @@ impl Record<'_> {
     }
 }
 
+/// One engine's grammar, as the dispatch sees it: what the first stage looks for, which anchors
+/// say the line is this engine's, the names its records count under, and its reader. The lists
+/// below ([`GRAMMAR_NAMES`], [`PREFILTER`], the second-stage searchers) are derived from
+/// [`ENGINES`]; adding an engine is one module and one entry there.
+pub struct EngineGrammar {
+    /// The engine's name, as the agent's registry and the fixtures name it (`vllm`).
+    pub engine: &'static str,
+    /// Substrings at least one of which every line the engine parses contains.
+    pub anchors: fn() -> Vec<&'static str>,
+    /// The first stage's pieces for this engine: each anchor contains one (a test checks).
+    /// Every piece costs every line of every log a little (see [`FIRST_STAGE`]).
+    pub first_stage: fn() -> Vec<&'static str>,
+    /// Every value [`Record::grammar`] gives for this engine's records.
+    pub grammar_names: &'static [&'static str],
+    /// Reads a line holding one of the anchors: the outcome, and where the message of the
+    /// record it read begins (the end of the line when it read none).
+    pub read_message: for<'a> fn(&'a str) -> (Outcome<'a>, usize),
+}
+
+/// Every engine, in the order the dispatch asks them: a line holds one engine's anchors nearly
+/// always, and no line of one parses as another's (the line cases hold every engine's lines and
+/// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
+/// most common.
+pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR];
+
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
-pub const GRAMMAR_NAMES: &[&str] = &[
-    "vllm_stats",
-    "vllm_prefix_cache",
-    "vllm_spec_decoding",
-    "vllm_capacity",
-    "vllm_config",
-    "vllm_preemption",
-    "vllm_iteration",
-    "vllm_lifecycle",
-    "trtllm_iteration",
-    "trtllm_capacity",
-    "trtllm_identity",
-    "trtllm_lifecycle",
-];
+pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    ENGINES
+        .iter()
+        .flat_map(|e| e.grammar_names.iter().copied())
+        .collect()
+});
 
 /// The first stage's strings: a piece of each anchor (every anchor contains one, a test
 /// checks), chosen so their first three bytes are rare in prose, JSON and addresses. The SIMD
 /// (Teddy) search behind a leftmost-first automaton looks for those three bytes first; with
 /// the anchors themselves, ` to`, ` wi` and ` fo` (` tokens in paged KV cache.`,
-/// ` with config: `, ` for max tokens`) stopped it every few bytes of a prompt. Eight
-/// anchors share `KV cache`.
-pub const PREFILTER: &[&str] = &[
-    "hput: ",
-    "Running: ",
-    "RUNNING: ",
-    "Prefix cache hit rate: GPU: ",
-    "Speculative metrics: ",
-    "SpecDecoding metrics: ",
-    "blocks: ",
-    "block: ",
-    "KV cache",
-    "kv cache: ",
-    "Maximum concurrency for ",
-    "_gpu_blocks is: ",
-    "onfig: ",
-    "_cumulative_preemption=",
-    "Iteration(",
-    "Active Request Count",
-    "cpuMemUsage",
-    "LatencyMS",
-    "_rank = ",
-    "TensorRT-LLM version: ",
-    "loading: ",
-    "Signal (",
-];
+/// ` with config: `, ` for max tokens`) stopped it every few bytes of a prompt. Several
+/// engines' anchors share a piece (`KV cache`): it is searched once.
+pub static PREFILTER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut pieces: Vec<&'static str> = Vec::new();
+    for piece in ENGINES.iter().flat_map(|e| (e.first_stage)()) {
+        if !pieces.contains(&piece) {
+            pieces.push(piece);
+        }
+    }
+    pieces
+});
 
-/// Every first-stage string: [`PREFILTER`], and vLLM's lifecycle anchors, which are rare
-/// enough as they are.
+/// Every first-stage string ([`PREFILTER`]).
 pub fn first_stage_strings() -> impl Iterator<Item = &'static str> {
-    PREFILTER.iter().chain(vllm::lifecycle::ANCHORS).copied()
+    PREFILTER.iter().copied()
 }
 
 /// [`PREFILTER`] as one SIMD (Teddy) searcher, leftmost-first: an automaton with overlapping
@@ -119,16 +120,15 @@ pub fn first_stage_strings() -> impl Iterator<Item = &'static str> {
 /// string costs: past 32 Teddy goes fat (16 bytes a step instead of 32: a one-shot run of 1M
 /// lines took 0.32 s instead of 0.21 s with 44 strings), and slim Teddy with 31 strings still
 /// verified so many candidates that it was 30% slower than with 27. Keep the list short.
-static FIRST_STAGE: LazyLock<packed::Searcher> = LazyLock::new(|| {
-    let strings: Vec<&str> = first_stage_strings().collect();
-    slim_searcher(&strings)
-});
+static FIRST_STAGE: LazyLock<packed::Searcher> = LazyLock::new(|| slim_searcher(&PREFILTER));
 
-/// Each engine's anchors, searched the same way: the second stage, which says whose grammar
-/// to ask.
-static ENGINE_ANCHORS: LazyLock<[packed::Searcher; 2]> = LazyLock::new(|| {
-    let vllm_anchors: Vec<&str> = vllm::anchors().collect();
-    [slim_searcher(&vllm_anchors), slim_searcher(trtllm::ANCHORS)]
+/// Each engine's anchors, searched the same way, in [`ENGINES`] order: the second stage,
+/// which says whose grammar to ask.
+static ENGINE_ANCHORS: LazyLock<Vec<packed::Searcher>> = LazyLock::new(|| {
+    ENGINES
+        .iter()
+        .map(|e| slim_searcher(&(e.anchors)()))
+        .collect()
 });
 
 fn slim_searcher(strings: &[&str]) -> packed::Searcher {
@@ -197,23 +197,19 @@ fn read_anchored(line: &str) -> Outcome<'_> {
 /// record head; the end of the line when it read none).
 #[inline]
 fn read_anchored_message(line: &str) -> (Outcome<'_>, usize) {
-    // A line holds one engine's anchors, nearly always: vLLM's grammar is asked first, and
-    // TensorRT-LLM's only when vLLM's does not claim the line (no line of either engine parses
-    // as the other's: the line cases hold both engines' lines and check it). Asking in this
-    // order spares a stats line the scan for the other engine's anchors.
-    let [vllm_anchors, trtllm_anchors] = &*ENGINE_ANCHORS;
+    // Each engine whose anchors the line holds is asked in [`ENGINES`] order: the first to
+    // parse the line has it. A rejection is kept while later engines are asked (a vLLM anchor
+    // quoted in a TensorRT-LLM line must not hide it), and the last one is the answer when
+    // none parses.
     let mut rejected = None;
-    if vllm_anchors.find(line).is_some() {
-        match vllm::read_message(line) {
+    for (engine, anchors) in ENGINES.iter().zip(ENGINE_ANCHORS.iter()) {
+        if anchors.find(line).is_none() {
+            continue;
+        }
+        match (engine.read_message)(line) {
             (Outcome::Unmatched, _) => {}
             (Outcome::Rejected { grammar }, _) => rejected = Some(grammar),
             parsed => return parsed,
-        }
-    }
-    if trtllm_anchors.find(line).is_some() {
-        match trtllm::read_message(line) {
-            (Outcome::Unmatched, _) => {}
-            outcome => return outcome,
         }
     }
     let outcome = match rejected {
@@ -254,13 +250,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_grammar_name_belongs_to_one_engine_and_names_it() {
+        for engine in ENGINES {
+            for name in engine.grammar_names {
+                assert!(name.starts_with(&format!("{}_", engine.engine)), "{name}");
+                assert_eq!(GRAMMAR_NAMES.iter().filter(|n| *n == name).count(), 1, "{name}");
+            }
+        }
+    }
+
+    #[test]
     fn no_prefilter_string_spans_lines() {
         assert!(first_stage_strings().all(|p| !p.contains('\n')));
     }
 
     #[test]
     fn every_anchor_holds_a_prefilter_string() {
-        for anchor in vllm::anchors().chain(trtllm::ANCHORS.iter().copied()) {
+        for anchor in ENGINES.iter().flat_map(|e| (e.anchors)()) {
             assert!(
                 first_stage_strings().any(|p| anchor.contains(p)),
                 "no first-stage string in anchor {anchor:?}: the first stage would drop its lines"

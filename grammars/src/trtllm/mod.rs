@@ -62,6 +62,34 @@ pub const ANCHORS: &[&str] = &[
     "Signal (",
 ];
 
+/// TensorRT-LLM and Triton in the dispatch's registry ([`crate::ENGINES`]).
+pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
+    engine: "trtllm",
+    anchors: || ANCHORS.to_vec(),
+    first_stage: || FIRST_STAGE.to_vec(),
+    grammar_names: &[
+        "trtllm_iteration",
+        "trtllm_capacity",
+        "trtllm_identity",
+        "trtllm_lifecycle",
+    ],
+    read_message,
+};
+
+/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]).
+const FIRST_STAGE: &[&str] = &[
+    "block: ",
+    "KV cache",
+    "kv cache: ",
+    "Active Request Count",
+    "cpuMemUsage",
+    "LatencyMS",
+    "_rank = ",
+    "TensorRT-LLM version: ",
+    "loading: ",
+    "Signal (",
+];
+
 /// What one TensorRT-LLM line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

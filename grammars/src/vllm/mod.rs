@@ -40,6 +40,42 @@ pub const ANCHORS: &[&str] = &[
     "Iteration(",
 ];
 
+/// vLLM in the dispatch's registry ([`crate::ENGINES`]).
+pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
+    engine: "vllm",
+    anchors: || anchors().collect(),
+    first_stage: || FIRST_STAGE.iter().chain(lifecycle::ANCHORS).copied().collect(),
+    grammar_names: &[
+        "vllm_stats",
+        "vllm_prefix_cache",
+        "vllm_spec_decoding",
+        "vllm_capacity",
+        "vllm_config",
+        "vllm_preemption",
+        "vllm_iteration",
+        "vllm_lifecycle",
+    ],
+    read_message,
+};
+
+/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]); the lifecycle anchors
+/// are rare enough as they are.
+const FIRST_STAGE: &[&str] = &[
+    "hput: ",
+    "Running: ",
+    "RUNNING: ",
+    "Prefix cache hit rate: GPU: ",
+    "Speculative metrics: ",
+    "SpecDecoding metrics: ",
+    "blocks: ",
+    "KV cache",
+    "Maximum concurrency for ",
+    "_gpu_blocks is: ",
+    "onfig: ",
+    "_cumulative_preemption=",
+    "Iteration(",
+];
+
 /// Every anchor of this module: the stats and startup ones above, and the lifecycle lines'.
 pub fn anchors() -> impl Iterator<Item = &'static str> {
     ANCHORS.iter().chain(lifecycle::ANCHORS).copied()
