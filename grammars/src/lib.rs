@@ -254,7 +254,11 @@ mod tests {
         for engine in ENGINES {
             for name in engine.grammar_names {
                 assert!(name.starts_with(&format!("{}_", engine.engine)), "{name}");
-                assert_eq!(GRAMMAR_NAMES.iter().filter(|n| *n == name).count(), 1, "{name}");
+                assert_eq!(
+                    GRAMMAR_NAMES.iter().filter(|n| *n == name).count(),
+                    1,
+                    "{name}"
+                );
             }
         }
     }
