@@ -321,6 +321,8 @@ impl LogState {
                 let may_grow = *series + guard.per_trtllm_rank <= guard.max_series;
                 self.trtllm.apply(record, line_time, may_grow)
             }
+            // Counted as parsed (above); llama-server's series come with its state module.
+            Record::Llamacpp(_) => Ok(()),
         };
         // A model change clears engines: the count goes down as well as up.
         *series = (*series + self.series(&guard)).saturating_sub(before);
