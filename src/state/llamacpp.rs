@@ -119,11 +119,8 @@ impl LlamacppLog {
                 }
                 return Ok(());
             }
-            (_, None) => match get(&self.header, origin.port) {
-                Some(slot) => slot,
-                // Timing lines before any header or slot line: the server's first slot.
-                None => 0,
-            },
+            // Timing lines before any header or slot line: the server's first slot.
+            (_, None) => get(&self.header, origin.port).unwrap_or(0),
         };
         if matches!(record, LlamacppRecord::SlotBusy { .. }) {
             set(&mut self.header, origin.port, slot);
