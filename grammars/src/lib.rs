@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod llamacpp;
 pub mod number;
 mod records;
 pub mod time;
@@ -47,6 +48,7 @@ pub struct Parsed<'a> {
 pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
+    Llamacpp(llamacpp::LlamacppRecord),
 }
 
 impl Record<'_> {
@@ -56,6 +58,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
+            Record::Llamacpp(r) => r.grammar(),
         }
     }
 
@@ -65,6 +68,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.possible(),
             Record::Trtllm(r) => r.possible(),
+            Record::Llamacpp(r) => r.possible(),
         }
     }
 }
@@ -92,7 +96,7 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &llamacpp::GRAMMAR];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
