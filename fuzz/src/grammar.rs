@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{lmdeploy, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
 
 use crate::borrowed_from;
 
@@ -47,6 +47,7 @@ fn parsed(line: &str, parsed: &Parsed<'_>) {
     let possible = match record {
         Record::Vllm(r) => r.possible(),
         Record::Trtllm(r) => r.possible(),
+        Record::Lmdeploy(r) => r.possible(),
     };
     assert!(
         possible,
@@ -101,6 +102,10 @@ pub fn read(data: &[u8]) {
             record: Record::Trtllm(_),
             ..
         }) => Some(trtllm::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Lmdeploy(_),
+            ..
+        }) => Some(lmdeploy::read(&line)),
         _ => None,
     };
     if let Some(own) = own {

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod lmdeploy;
 pub mod number;
 mod records;
 pub mod time;
@@ -34,7 +35,8 @@ pub struct Parsed<'a> {
     /// The timestamp in the record head, when the engine's logger printed one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<LogTime>,
-    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present.
+    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present
+    /// (LMDeploy's data-parallel rank is in its record).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<&'a str>,
     #[serde(flatten)]
@@ -47,6 +49,7 @@ pub struct Parsed<'a> {
 pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
+    Lmdeploy(lmdeploy::LmdeployRecord),
 }
 
 impl Record<'_> {
@@ -56,6 +59,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
+            Record::Lmdeploy(r) => r.grammar(),
         }
     }
 }
@@ -83,7 +87,7 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &lmdeploy::GRAMMAR];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -254,7 +258,11 @@ mod tests {
         for engine in ENGINES {
             for name in engine.grammar_names {
                 assert!(name.starts_with(&format!("{}_", engine.engine)), "{name}");
-                assert_eq!(GRAMMAR_NAMES.iter().filter(|n| *n == name).count(), 1, "{name}");
+                assert_eq!(
+                    GRAMMAR_NAMES.iter().filter(|n| *n == name).count(),
+                    1,
+                    "{name}"
+                );
             }
         }
     }

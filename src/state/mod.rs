@@ -321,6 +321,9 @@ impl LogState {
                 let may_grow = *series + guard.per_trtllm_rank <= guard.max_series;
                 self.trtllm.apply(record, line_time, may_grow)
             }
+            // Read by the grammars (and counted as parsed) but not yet kept: the agent's
+            // LMDeploy state comes with the agent registry.
+            Record::Lmdeploy(_) => Ok(()),
         };
         // A model change clears engines: the count goes down as well as up.
         *series = (*series + self.series(&guard)).saturating_sub(before);
