@@ -63,6 +63,7 @@ impl LmdeployRecord {
                     && magnitude(s.generation_throughput)
                     && percent(s.kv_cache_usage_percent)
                     && opt(s.prefix_cache_hit_rate_percent, percent)
+                    && opt(s.external_prefix_cache_hit_rate_percent, percent)
                     && opt(s.mm_preprocess_s_per_req, magnitude)
                     && s.spec_decoding.as_ref().is_none_or(|d| {
                         (d.draft_acceptance_rate_percent.is_nan()

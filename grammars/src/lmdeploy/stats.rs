@@ -8,8 +8,9 @@
 //! - PR #4297 (Feb 2026) onwards: `Avg thr (in/out): A / B tokens/s, Server
 //!   (succeeded/failed/routed/waiting): a / b / c / d, Engine (running/waiting): r / w, KV cache:
 //!   X%, ` (the PR's own form: `API server (completed/routed/waiting): a / b / c`), then the
-//!   optional `Prefix cache hit rate: X%, ` (printed only when not 0), `Avg MM preprocess: X
-//!   s/req, ` (development branch after 0.18) and `SpecDecoding metrics: ...`.
+//!   optional `Prefix cache hit rate: X%, ` (printed only when not 0), `External prefix cache
+//!   hit rate: X%, ` and `Avg MM preprocess: X s/req, ` (development branch after 0.18) and
+//!   `SpecDecoding metrics: ...`.
 //!
 //! Both are `Key: value` parts joined by `, `, so one loop reads both. A grouped part's values
 //! are assigned by the names in its parenthesised header, in the header's order, so a release
@@ -62,6 +63,10 @@ pub struct LmdeployStats {
     pub kv_cache_usage_percent: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_cache_hit_rate_percent: Option<f64>,
+    /// `External prefix cache hit rate: X%` (development branch after 0.18, with an external KV
+    /// cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_prefix_cache_hit_rate_percent: Option<f64>,
     /// `Avg MM preprocess: X s/req`: multimodal preprocessing time per request, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mm_preprocess_s_per_req: Option<f64>,
@@ -185,6 +190,10 @@ fn read_part(
         (_, "Prefix cache hit rate") => {
             set(&mut stats.prefix_cache_hit_rate_percent, percent(value))
         }
+        (Shape::Grouped, "External prefix cache hit rate") => set(
+            &mut stats.external_prefix_cache_hit_rate_percent,
+            percent(value),
+        ),
         (Shape::Grouped, "Avg MM preprocess") => set(
             &mut stats.mm_preprocess_s_per_req,
             whole(value, (float, tag(" s/req")).map(|(v, _)| v)),
