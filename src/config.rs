@@ -18,29 +18,20 @@ use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
-/// Label names llmtail sets itself; a `--label` may not reuse them.
-pub const RESERVED_LABELS: &[&str] = &[
-    "engine",
-    "model_name",
-    "log",
-    "grammar",
-    "reason",
-    "position",
-    "stage",
-    "version",
-    "model",
-    "rank",
-    "le",
-    "source",
-    // Triton's TensorRT-LLM families (catalog::TRTLLM), one sample per type.
-    "request_type",
-    "memory_type",
-    "kv_cache_block_type",
-    "inflight_batcher_specific_metric",
-    "v1_specific_metric",
-    "general_type",
-    "disaggregated_serving_type",
-];
+/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`, ...).
+const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version"];
+
+/// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
+/// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
+pub fn reserved_labels() -> Vec<&'static str> {
+    let mut labels = AGENT_LABELS.to_vec();
+    for label in crate::catalog::set_labels() {
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    labels
+}
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
@@ -206,7 +197,7 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
             "{origin}: {name:?} is not a valid Prometheus label name\n  fix: use letters, digits and '_', not starting with a digit or '__'"
         )));
     }
-    if RESERVED_LABELS.contains(&name) {
+    if reserved_labels().contains(&name) {
         return Err(ConfigError(format!(
             "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name"
         )));
