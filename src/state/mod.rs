@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod float;
 pub mod liveness;
+pub mod lmdeploy;
 pub mod pacing;
 pub mod trtllm;
 pub mod version;
@@ -51,6 +52,10 @@ pub mod caps {
     /// Triton lines carry a process id: a slot per Triton instance writing the log at once
     /// (a restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
     pub const TRITON_SLOTS_PER_LOG: usize = 256;
+    /// LMDeploy's `DPn` is its data-parallel rank, one stats line each per interval; its
+    /// largest deployments (DeepSeek wide expert parallelism) run DP 32 to 144. 1,024 is
+    /// vLLM's cap for the same rank.
+    pub const LMDEPLOY_RANKS_PER_LOG: usize = 1024;
     /// vLLM's per-position acceptance rates: one per draft position (`num_speculative_tokens`,
     /// 1 to 10 in practice; EAGLE trees and n-gram drafts stay under 64).
     pub const SPEC_POSITIONS: usize = 64;
@@ -73,6 +78,7 @@ pub enum Refused {
     VllmEngine,
     TrtllmRank,
     TritonSlot,
+    LmdeployRank,
     /// Positions past the cap are dropped; the rest of the line is kept.
     SpecPosition,
     /// A new engine or rank past `--max-series`.
@@ -85,6 +91,7 @@ impl Refused {
             Refused::VllmEngine => "a vLLM engine index (Engine NNN:)",
             Refused::TrtllmRank => "a TensorRT-LLM rank",
             Refused::TritonSlot => "a Triton process id (pid slot)",
+            Refused::LmdeployRank => "an LMDeploy data-parallel rank (DPn)",
             Refused::SpecPosition => "per-position acceptance rates past the cap",
             Refused::MaxSeries => "a new engine or rank (--max-series)",
         }
@@ -95,6 +102,7 @@ impl Refused {
             Refused::VllmEngine => caps::VLLM_ENGINES_PER_LOG,
             Refused::TrtllmRank => caps::TRTLLM_RANKS_PER_LOG,
             Refused::TritonSlot => caps::TRITON_SLOTS_PER_LOG,
+            Refused::LmdeployRank => caps::LMDEPLOY_RANKS_PER_LOG,
             Refused::SpecPosition => caps::SPEC_POSITIONS,
             Refused::MaxSeries => guard.max_series,
         }

@@ -204,7 +204,7 @@ fn add(counter: &mut Option<f64>, amount: f64) {
 /// Adds `throughput x window` tokens to a token counter. vLLM prints throughputs to 0.1 token/s,
 /// so the counter is kept in whole tenths of a token: a sum of binary fractions such as
 /// `0.1 + 0.2` would otherwise drift into `0.30000000000000004`.
-fn add_tokens(counter: Option<f64>, tokens: f64) -> f64 {
+pub(super) fn add_tokens(counter: Option<f64>, tokens: f64) -> f64 {
     let tokens = if tokens.is_finite() { tokens } else { 0.0 };
     let tenths = (counter.unwrap_or(0.0) * 10.0).round() + (tokens * 10.0).round();
     tenths / 10.0
