@@ -46,13 +46,13 @@ pub static LMDEPLOY: &[Row<LmdeployRank>] = &[
         "sum of `SpecDecoding metrics: ... Drafted: N tokens` (per interval)", |r| r.spec_draft_tokens),
     engine_metric!("lmdeploy:spec_decode_mean_accept_rate", Gauge, "Mean speculative decoding acceptance rate. 1 means 100 percent accepted.",
         "`lmdeploy:spec_decode_num_accepted_tokens_total` / `lmdeploy:spec_decode_num_draft_tokens_total`, as LMDeploy's exporter computes it", LmdeployRank::spec_mean_accept_rate),
-    engine_metric!("llmtail_lmdeploy_spec_decode_mean_acceptance_length", Gauge, "Mean tokens per speculative step in the last interval (1 + accepted per draft).",
+    engine_metric!("llmtail_lmdeploy_spec_decode_mean_acceptance_length", Gauge, "Mean tokens per speculative step in the last interval that drafted (1 + accepted per draft).",
         "`SpecDecoding metrics: ... Mean acceptance length: X`", |r| r.spec_mean_acceptance_length),
     Row {
         metric: Metric {
             name: "llmtail_lmdeploy_spec_decode_acceptance_rate_per_position",
             kind: Kind::Gauge,
-            help: "Accepted tokens per draft at each draft position in the last interval.",
+            help: "Accepted tokens per draft at each draft position in the last interval that drafted.",
             labels: "`position` (0-based)",
             source: "`SpecDecoding metrics: ... Per-position acceptance rate: a, b, ...`",
         },
