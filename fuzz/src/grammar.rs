@@ -44,11 +44,7 @@ fn parsed(line: &str, parsed: &Parsed<'_>) {
         "{line:?} parsed under {:?}, which is no grammar's name",
         record.grammar()
     );
-    let possible = match record {
-        Record::Vllm(r) => r.possible(),
-        Record::Trtllm(r) => r.possible(),
-        Record::Lmdeploy(r) => r.possible(),
-    };
+    let possible = record.possible();
     assert!(
         possible,
         "impossible value parsed from {line:?}: {record:?}"
