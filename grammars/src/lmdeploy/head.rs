@@ -3,8 +3,10 @@
 //!
 //! `LoggingStatLogger.log()` writes its line with `print()`, not through a logger, so the head
 //! is its own bracket: the local wall clock (`datetime.fromtimestamp(time.time())`) and the data
-//! parallel rank whose logger printed it. The bracket starts the line. A line where something else
-//! comes first is a request log or a paste quoting the line, not the engine's record.
+//! parallel rank whose logger printed it. The bracket starts the line, or follows what a writer
+//! puts in front of whole lines: `docker compose logs`' `service-1  | `, or a progress bar that
+//! ended in `\r`. Anything else in front (`prompt='[2026-...`) is a request log or a paste quoting
+//! the line, not the engine's record.
 
 use nom::{
     branch::alt,
@@ -25,14 +27,32 @@ pub struct Head<'a> {
     pub message: &'a str,
 }
 
-/// The head at the start of `line` (leading blanks skipped), or `None`.
+/// The head at the start of `line` (see the module's doc for what may come before it), or
+/// `None`.
 pub fn split(line: &str) -> Option<Head<'_>> {
-    let (message, (time, dp_rank)) = head(line.trim_start()).ok()?;
-    Some(Head {
-        time,
-        dp_rank,
-        message,
-    })
+    let blanks = line.len() - line.trim_start_matches([' ', '\t']).len();
+    memchr::memchr_iter(b'[', line.as_bytes())
+        .filter(|&at| at >= blanks && starts_a_line(&line[blanks..at]))
+        .find_map(|at| {
+            let (message, (time, dp_rank)) = head(&line[at..]).ok()?;
+            Some(Head {
+                time,
+                dp_rank,
+                message,
+            })
+        })
+}
+
+/// True when a head right after `before` (the line's text after its leading blanks) starts a
+/// line as written: nothing, a carriage return, or a `docker compose` prefix (`service-1  | `;
+/// its service name is short, which also keeps this constant-time for every `[` of a line).
+fn starts_a_line(before: &str) -> bool {
+    before.is_empty()
+        || before.ends_with('\r')
+        || (before.len() <= 80
+            && before.strip_suffix(" | ").is_some_and(|service| {
+                !service.trim().is_empty() && !service.contains(['\'', '"', '|'])
+            }))
 }
 
 fn digits<'a>(n: usize) -> impl Parser<&'a str, Output = u32, Error = nom::error::Error<&'a str>> {
@@ -107,5 +127,14 @@ mod tests {
         assert!(split("[2026-13-10 17:00:22 DP0] Avg").is_none());
         assert!(split("[2026-07-10 17:00:22 Engine 0] Avg").is_none());
         assert!(split("x [2026-07-10 17:00:22 DP0] Avg").is_none());
+        assert!(split("prompt='[2026-07-10 17:00:22 DP0] Avg").is_none());
+    }
+
+    #[test]
+    fn compose_prefixes_and_carriage_returns_start_a_line() {
+        let h = split("lmdeploy-1  | [2026-02-05 17:05:17 DP1] Avg thr").unwrap();
+        assert_eq!((h.dp_rank, h.message), (1, "Avg thr"));
+        assert!(split("100%|####| 4/4\r[2026-02-05 17:05:17 DP0] Avg thr").is_some());
+        assert!(split("say 'a | [2026-02-05 17:05:17 DP0] Avg thr").is_none());
     }
 }

@@ -22,7 +22,7 @@ use nom::{bytes::complete::tag, Parser};
 use serde::Serialize;
 
 use crate::number::{float, uint};
-use crate::vllm::fields::{set_once as set, whole};
+use crate::vllm::fields::{find_pair, set_once as set, whole};
 
 /// What a stats line says. Counts are what the line printed; `None` where the release does not
 /// print the part.
@@ -130,12 +130,13 @@ pub fn parse(dp_rank: u32, message: &str) -> Option<LmdeployStats> {
             stats.spec_decoding = Some(spec_decoding(spec)?);
             break;
         }
-        let (part, after) = match rest.find(", ") {
+        let (part, after) = match find_pair(rest, b", ") {
             Some(at) => (&rest[..at], &rest[at + 2..]),
             // 0.13+ ends in `, `; a trimmed line keeps its `,`.
             None => (rest.strip_suffix(',').unwrap_or(rest), ""),
         };
-        let (key, value) = part.split_once(": ")?;
+        let colon = find_pair(part, b": ")?;
+        let (key, value) = (&part[..colon], &part[colon + 2..]);
         read_part(shape, key, value, &mut stats, &mut parts)?;
         rest = after;
     }
