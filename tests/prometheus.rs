@@ -456,7 +456,7 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
     let named = rules
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .filter(|w| {
-            ["vllm:", "llmtail_", "nv_trt_llm_"]
+            ["vllm:", "lmdeploy:", "llmtail_", "nv_trt_llm_"]
                 .iter()
                 .any(|p| w.starts_with(p))
         });
