@@ -123,8 +123,10 @@ pub fn parse(dp_rank: u32, message: &str) -> Option<LmdeployStats> {
         waiting: None,
         kv: None,
         server_group: false,
+        skipped: 0,
     };
     let mut rest = message.trim_end();
+    let mut last_skipped = false;
     while !rest.is_empty() {
         if let Some(spec) = rest.strip_prefix("SpecDecoding metrics: ") {
             stats.spec_decoding = Some(spec_decoding(spec)?);
@@ -135,11 +137,21 @@ pub fn parse(dp_rank: u32, message: &str) -> Option<LmdeployStats> {
             // 0.13+ ends in `, `; a trimmed line keeps its `,`.
             None => (rest.strip_suffix(',').unwrap_or(rest), ""),
         };
-        let colon = find_pair(part, b": ")?;
-        let (key, value) = (&part[..colon], &part[colon + 2..]);
-        read_part(shape, key, value, &mut stats, &mut parts)?;
         rest = after;
+        let Some(colon) = find_pair(part, b": ") else {
+            // A part without a key continues the value of a skipped part before it (a later
+            // release's value may hold `, `); after a known part it is a cut line.
+            if !last_skipped {
+                return None;
+            }
+            continue;
+        };
+        let (key, value) = (&part[..colon], &part[colon + 2..]);
+        let skipped = parts.skipped;
+        read_part(shape, key, value, &mut stats, &mut parts)?;
+        last_skipped = parts.skipped > skipped;
     }
+    stats.skipped_fields = parts.skipped > 0;
     let [Some(prompt), Some(generation)] = parts.throughput else {
         return None;
     };
@@ -162,6 +174,8 @@ struct Parts {
     waiting: Option<u64>,
     kv: Option<f64>,
     server_group: bool,
+    /// Parts with a key this grammar does not know, skipped.
+    skipped: u32,
 }
 
 fn read_part(
@@ -201,7 +215,7 @@ fn read_part(
         ),
         (Shape::Grouped, _) if key.ends_with(')') => group(key, value, stats, parts),
         _ if is_key(key) => {
-            stats.skipped_fields = true;
+            parts.skipped += 1;
             Some(())
         }
         _ => None,
@@ -249,7 +263,7 @@ fn group(key: &str, value: &str, stats: &mut LmdeployStats, parts: &mut Parts) -
             set(slot, whole(text, uint))
         }),
         _ if is_key(name) => {
-            stats.skipped_fields = true;
+            parts.skipped += 1;
             Some(())
         }
         _ => None,
@@ -345,6 +359,19 @@ mod tests {
     fn a_group_with_fewer_values_than_names_is_cut() {
         assert!(parse(0, "Avg thr (in/out): 1.0 / 2.0 tokens/s, Server (succeeded/failed/routed/waiting): 1 / 2 / 3, Engine (running/waiting): 5 / 6, KV cache: 7.0%, ").is_none());
         assert!(parse(0, "Avg thr (in/out): 1.0 / 2.0 tokens/s, Server (succeeded/failed/routed/waiting): 1 / 2 / 3 / 4 / 5, Engine (running/waiting): 5 / 6, KV cache: 7.0%, ").is_none());
+    }
+
+    #[test]
+    fn a_skipped_part_keeps_its_commas_and_a_known_one_does_not() {
+        let line = "Avg thr (in/out): 1.0 / 2.0 tokens/s, Server (succeeded/failed/routed/waiting): 1 / 2 / 3 / 4, Engine (running/waiting): 5 / 6, KV cache: 7.0%, ";
+        let s = parse(0, &format!("{line}KV fetch: 1 waiting, 2 in progress, ")).unwrap();
+        assert!(s.skipped_fields);
+        assert!(parse(
+            0,
+            &format!("{line}Prefix cache hit rate: 1.0%, 2 in progress, ")
+        )
+        .is_none());
+        assert!(parse(0, &format!("{line}Prefix cac")).is_none());
     }
 
     #[test]
