@@ -14,6 +14,7 @@
 
 pub mod domain;
 pub mod llamacpp;
+pub mod lmdeploy;
 pub mod number;
 mod records;
 pub mod time;
@@ -35,7 +36,8 @@ pub struct Parsed<'a> {
     /// The timestamp in the record head, when the engine's logger printed one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<LogTime>,
-    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present.
+    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present
+    /// (LMDeploy's data-parallel rank is in its record).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<&'a str>,
     #[serde(flatten)]
@@ -49,6 +51,7 @@ pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
     Llamacpp(llamacpp::LlamacppRecord),
+    Lmdeploy(lmdeploy::LmdeployRecord),
 }
 
 impl Record<'_> {
@@ -59,6 +62,7 @@ impl Record<'_> {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
             Record::Llamacpp(r) => r.grammar(),
+            Record::Lmdeploy(r) => r.grammar(),
         }
     }
 
@@ -69,6 +73,7 @@ impl Record<'_> {
             Record::Vllm(r) => r.possible(),
             Record::Trtllm(r) => r.possible(),
             Record::Llamacpp(r) => r.possible(),
+            Record::Lmdeploy(r) => r.possible(),
         }
     }
 }
@@ -96,7 +101,12 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &llamacpp::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[
+    &vllm::GRAMMAR,
+    &trtllm::GRAMMAR,
+    &llamacpp::GRAMMAR,
+    &lmdeploy::GRAMMAR,
+];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

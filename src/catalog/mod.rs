@@ -9,6 +9,7 @@ use crate::state::engine::{self, Engine, EngineVisitor};
 use crate::state::trtllm::Histogram;
 
 pub use llamacpp::LLAMACPP;
+pub use lmdeploy::LMDEPLOY;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -158,6 +159,7 @@ macro_rules! trtllm_metric {
 
 // After the macros: the tables use them.
 mod llamacpp;
+mod lmdeploy;
 mod trtllm;
 mod vllm;
 
@@ -474,6 +476,18 @@ mod tests {
             assert!(
                 m.metric.name.starts_with("nv_trt_llm_")
                     || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn lmdeploy_names_are_lmdeploys_own_or_ours() {
+        for m in LMDEPLOY {
+            assert!(
+                m.metric.name.starts_with("lmdeploy:")
+                    || m.metric.name.starts_with("llmtail_lmdeploy_"),
                 "{}",
                 m.metric.name
             );

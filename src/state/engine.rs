@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::liveness::Status;
 use super::llamacpp::LlamacppLog;
+use super::lmdeploy::LmdeployLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
@@ -39,6 +40,7 @@ pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
     visitor.visit::<LlamacppLog>();
+    visitor.visit::<LmdeployLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).
