@@ -198,6 +198,9 @@ fn holds_every_byte(outcome: &Outcome<'_>) -> bool {
         Record::Trtllm(TrtllmRecord::Iteration(it)) => {
             matches!(it.format, Format::TritonJson | Format::IterationStats)
         }
+        // Read from the line's end (`: Success`, the capacity's number) or as one JSON object:
+        // a record glued after it would have failed the read.
+        Record::Tgi(_) => true,
         _ => false,
     }
 }
