@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::liveness::Status;
+use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
@@ -37,6 +38,7 @@ use crate::catalog::{Metric, Row};
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
+    visitor.visit::<TgiLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).

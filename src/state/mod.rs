@@ -8,6 +8,7 @@ pub mod engine;
 pub mod float;
 pub mod liveness;
 pub mod pacing;
+pub mod tgi;
 pub mod trtllm;
 pub mod version;
 pub mod vllm;
