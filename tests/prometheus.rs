@@ -314,6 +314,67 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
     server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
 }
 
+/// The IterationStats fields that Triton's exporter drops (issue 11): a real Prometheus reads
+/// them back as the last record (gauges) and the sums of all records (counters) say.
+#[test]
+fn a_real_prometheus_scrapes_the_iteration_stats_fields_tritons_exporter_drops() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/trtllm-iteration-stats-gptmanagerbenchmark-0.16.log";
+    // Twelve seconds after the last record (2024-12-03T08:41:18Z, read as UTC).
+    let agent = RunningAgent::start_at(&["--log", log, "--log-timezone", "UTC"], 1_733_215_290.0);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(&l[l.find('{')?..]).ok())
+        .collect();
+    let last = records.last().unwrap();
+    let sum = |key: &str| -> f64 { records.iter().map(|r| r[key].as_f64().unwrap()).sum() };
+    let activating = records
+        .iter()
+        .rfind(|r| r["numNewActiveRequests"].as_u64() > Some(0))
+        .unwrap();
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        "llmtail_trtllm_new_active_requests_total",
+        sum("numNewActiveRequests"),
+    );
+    server.wait_for(
+        "llmtail_trtllm_new_request_queue_latency_seconds",
+        activating["newActiveRequestsQueueLatencyMS"]
+            .as_f64()
+            .unwrap()
+            / activating["numNewActiveRequests"].as_f64().unwrap()
+            / 1000.0,
+    );
+    server.wait_for(
+        "llmtail_trtllm_avg_decoded_tokens_per_iteration",
+        last["inflightBatchingStats"]["avgNumDecodedTokensPerIter"]
+            .as_f64()
+            .unwrap(),
+    );
+    for (kind, key) in [
+        ("static", "maxBatchSizeStatic"),
+        ("runtime", "maxBatchSizeRuntime"),
+        ("tuner_recommended", "maxBatchSizeTunerRecommended"),
+    ] {
+        server.wait_for(
+            &format!("llmtail_trtllm_max_batch_size{{kind=\"{kind}\"}}"),
+            last[key].as_f64().unwrap(),
+        );
+    }
+    server.wait_for(
+        "llmtail_trtllm_kv_cache_alloc_total_blocks_total",
+        last["kvCacheStats"]["allocTotalBlocks"].as_f64().unwrap(),
+    );
+    server.wait_for(
+        "llmtail_trtllm_kv_cache_alloc_new_blocks_total",
+        last["kvCacheStats"]["allocNewBlocks"].as_f64().unwrap(),
+    );
+}
+
 /// A vLLM 0.14 run that crashes, then starts again: lines as vLLM 0.14 prints them (the crash
 /// sequence's EngineCore and output-handler lines, then the traceback's `EngineDeadError`).
 const START: &str = "\

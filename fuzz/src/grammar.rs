@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
 
 use crate::borrowed_from;
 
@@ -44,10 +44,7 @@ fn parsed(line: &str, parsed: &Parsed<'_>) {
         "{line:?} parsed under {:?}, which is no grammar's name",
         record.grammar()
     );
-    let possible = match record {
-        Record::Vllm(r) => r.possible(),
-        Record::Trtllm(r) => r.possible(),
-    };
+    let possible = record.possible();
     assert!(
         possible,
         "impossible value parsed from {line:?}: {record:?}"
@@ -101,6 +98,10 @@ pub fn read(data: &[u8]) {
             record: Record::Trtllm(_),
             ..
         }) => Some(trtllm::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Tgi(_),
+            ..
+        }) => Some(tgi::read(&line)),
         _ => None,
     };
     if let Some(own) = own {

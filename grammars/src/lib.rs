@@ -61,6 +61,16 @@ impl Record<'_> {
             Record::Tgi(r) => r.grammar(),
         }
     }
+
+    /// True when every value is one the engine can print: what each engine's reader checks
+    /// before it answers [`Outcome::Parsed`] (tests and fuzzers hold every parse to it).
+    pub fn possible(&self) -> bool {
+        match self {
+            Record::Vllm(r) => r.possible(),
+            Record::Trtllm(r) => r.possible(),
+            Record::Tgi(r) => r.possible(),
+        }
+    }
 }
 
 /// One engine's grammar, as the dispatch sees it: what the first stage looks for, which anchors

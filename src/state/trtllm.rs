@@ -96,6 +96,18 @@ pub struct TrtllmRank {
     pub spec_accepted_tokens: Option<f64>,
     pub kv_reused_blocks: Option<CumulativeCounter>,
     pub kv_missed_blocks: Option<CumulativeCounter>,
+    /// `kvCacheStats.allocTotalBlocks`: a running total (the BlockManager adds one per block
+    /// it hands out, `getFreeBlock` in `kvCacheManager.cpp`), followed across restarts.
+    pub kv_alloc_total_blocks: Option<CumulativeCounter>,
+    /// `kvCacheStats.allocNewBlocks`: a running total of blocks handed out empty (not reused).
+    pub kv_alloc_new_blocks: Option<CumulativeCounter>,
+    /// Sum of `numNewActiveRequests`.
+    #[serde(with = "float::option")]
+    pub new_active_requests: Option<f64>,
+    /// Mean queue time (seconds) of the requests the last iteration that activated any
+    /// activated: `newActiveRequestsQueueLatencyMS` (a sum over them) / `numNewActiveRequests`.
+    #[serde(with = "float::option")]
+    pub new_request_queue_latency_seconds: Option<f64>,
     #[serde(with = "float::option")]
     pub kv_transfer_ms: Option<f64>,
     #[serde(with = "float::option")]
@@ -180,6 +192,17 @@ impl TrtllmRank {
         add(&mut self.spec_accepted_tokens, it.spec_accepted_tokens);
         follow(&mut self.kv_reused_blocks, it.kv_reused_blocks);
         follow(&mut self.kv_missed_blocks, it.kv_missed_blocks);
+        follow(&mut self.kv_alloc_total_blocks, it.kv_alloc_total_blocks);
+        follow(&mut self.kv_alloc_new_blocks, it.kv_alloc_new_blocks);
+        add(&mut self.new_active_requests, it.new_active_requests);
+        if let (Some(sum_ms), Some(n)) = (
+            it.new_active_requests_queue_latency_ms,
+            it.new_active_requests,
+        ) {
+            if n > 0 {
+                self.new_request_queue_latency_seconds = Some(sum_ms / n as f64 / 1000.0);
+            }
+        }
         if let Some(ms) = it.kv_cache_transfer_ms {
             self.kv_transfer_ms = Some(self.kv_transfer_ms.unwrap_or(0.0) + ms);
         }
@@ -195,6 +218,41 @@ impl TrtllmRank {
 
     fn last_value(&self, read: impl Fn(&Iteration) -> Option<u64>) -> Option<f64> {
         self.last.as_ref().and_then(read).map(|v| v as f64)
+    }
+
+    /// `avgNumDecodedTokensPerIter` of the last iteration.
+    pub fn avg_decoded_tokens_per_iteration(&self) -> Option<f64> {
+        self.last.as_ref()?.avg_decoded_tokens_per_iter
+    }
+
+    /// `maxBatchSizeStatic`, `maxBatchSizeRuntime`, `maxBatchSizeTunerRecommended` by `kind`.
+    pub fn max_batch_size(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        [
+            ("static", it.max_batch_size_static),
+            ("runtime", it.max_batch_size_runtime),
+            ("tuner_recommended", it.max_batch_size_tuner_recommended),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
+    }
+
+    /// `maxNumTokensStatic`, `maxNumTokensRuntime`, `maxNumTokensTunerRecommended` by `kind`.
+    pub fn max_num_tokens(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        [
+            ("static", it.max_num_tokens_static),
+            ("runtime", it.max_num_tokens_runtime),
+            ("tuner_recommended", it.max_num_tokens_tuner_recommended),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
     }
 
     /// `nv_trt_llm_request_metrics{request_type}`.
