@@ -475,7 +475,7 @@ fn a_real_prometheus_scrapes_tgis_and_teis_families_from_their_logs() {
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
-    let text = "fixtures/replay/tgi-2.4.0-docker-ansi.log";
+    let text = "fixtures/replay/tgi-3.x-docker-ansi.log";
     let json = "fixtures/replay/tgi-1.4-json-output.log";
     let tei = "fixtures/replay/tgi-tei-1.5-embed-rerank.log";
     let agent = RunningAgent::start(&["--log", text, "--log", json, "--log", tei]);

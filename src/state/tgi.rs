@@ -62,7 +62,12 @@ impl DurationHistogram {
     /// it is at most (counted here in the first, summed up by the exposition).
     pub fn observe(&mut self, bounds: &[f64], seconds: f64) {
         if self.counts.len() != bounds.len() + 1 {
-            self.counts = vec![0; bounds.len() + 1];
+            // First observation; or a state file saved with other bounds, whose counts cannot
+            // be moved into these: the histogram starts again whole, never half.
+            *self = DurationHistogram {
+                counts: vec![0; bounds.len() + 1],
+                ..DurationHistogram::default()
+            };
         }
         let slot = bounds
             .iter()

@@ -41,17 +41,7 @@ pub struct Event<'a> {
 
 /// Splits a line into an [`Event`] of one of [`TARGETS`], or `None`.
 pub fn event(line: &str) -> Option<Event<'_>> {
-    let (start, time, after_time) = time(line)?;
-    let after_spaces = after_time.trim_start_matches(' ');
-    if after_spaces.len() == after_time.len() {
-        return None;
-    }
-    let level_len = ["INFO", "WARN", "ERROR", "DEBUG", "TRACE"]
-        .iter()
-        .find(|level| after_spaces.starts_with(*level))?
-        .len();
-    let level = &after_spaces[..level_len];
-    let rest = after_spaces[level_len..].strip_prefix(' ')?;
+    let (start, time, level, rest) = head(line)?;
     let at = TARGETS.iter().filter_map(|t| rest.rfind(t)).max()?;
     let spans = match &rest[..at] {
         "" => "",
@@ -88,15 +78,25 @@ fn is_location(text: &str) -> bool {
     })
 }
 
-/// The first RFC 3339 UTC time in the line (`2024-02-14T06:49:51.437631Z`): where it starts,
-/// the time, and the text after it. Text in front of it is a wrapper's (a supervisor's name).
-fn time(line: &str) -> Option<(usize, LogTime, &str)> {
+/// The record head: the first RFC 3339 UTC time in the line (`2024-02-14T06:49:51.437631Z`)
+/// followed by spaces and a level word, where the record starts, the time, the level and the
+/// text after the level's space. Text in front of it is a wrapper's (a supervisor's name,
+/// `docker logs -t`'s own time).
+fn head(line: &str) -> Option<(usize, LogTime, &str, &str)> {
     let bytes = line.as_bytes();
     memchr::memchr_iter(b'T', bytes)
         .filter(|&t| t >= 10 && bytes[t - 10].is_ascii_digit() && bytes[t - 6] == b'-')
         .find_map(|t| {
-            let (time, rest) = clock::iso(&line[t - 10..])?;
-            Some((t - 10, time, rest))
+            let (time, after_time) = clock::iso(&line[t - 10..])?;
+            let after_spaces = after_time.trim_start_matches(' ');
+            if after_spaces.len() == after_time.len() {
+                return None;
+            }
+            let level = ["INFO", "WARN", "ERROR", "DEBUG", "TRACE"]
+                .into_iter()
+                .find(|level| after_spaces.starts_with(level))?;
+            let rest = after_spaces[level.len()..].strip_prefix(' ')?;
+            Some((t - 10, time, level, rest))
         })
 }
 
@@ -226,6 +226,13 @@ mod tests {
         let fields: Vec<_> = timings(e.spans).unwrap().collect();
         assert_eq!(fields[0], ("total_time", Some("735.200735ms")));
         assert_eq!(fields[5], ("seed", Some("Some(13465365087046561476)")));
+    }
+
+    #[test]
+    fn a_wrappers_own_time_in_front_is_not_the_head() {
+        let line = "2024-11-04T09:00:03.517123456Z 2024-05-07T12:39:22.141566Z  INFO text_generation_router: router/src/main.rs:354: Connected";
+        let e = event(line).unwrap();
+        assert_eq!((e.start, e.time.second, e.message), (31, 22, "Connected"));
     }
 
     #[test]
