@@ -4,9 +4,11 @@
 //! TGI also observes into its own histograms, from the same `Duration` values
 //! (`router/src/server.rs`: `span.record("total_time", format!("{total_time:?}"))` beside
 //! `metrics::histogram!("tgi_request_duration").record(total_time.as_secs_f64())`). The `Debug`
-//! text is exact, so each event is observed here as TGI observed it: the same seconds, the same
-//! buckets (`metrics-exporter-prometheus`, `sample <= bound`), summed in the same order. What a
-//! log cannot rebuild exactly is not exported (see the catalog, `catalog/tgi.rs`).
+//! text is exact, so each event is observed here as TGI observed it: the same seconds in the same
+//! buckets (`metrics-exporter-prometheus`, `sample <= bound`), so counts and buckets equal TGI's.
+//! A `_sum` adds the same seconds in log order; TGI's exporter drains its samples in batches, so
+//! its sum may differ in the last bits. What a log cannot rebuild exactly is not exported (see
+//! the catalog, `catalog/tgi.rs`).
 //!
 //! A log is one router: its series carry the `log` label and the `--label`s, as TGI's own carry
 //! none. The router is up while it logs; with no line saying it stopped, a silent one is idle.
