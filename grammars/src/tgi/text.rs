@@ -100,6 +100,12 @@ fn head(line: &str) -> Option<(usize, LogTime, &str, &str)> {
         })
 }
 
+/// True when `text` holds a record head (a time, spaces, a level word): a span path that holds
+/// one is two events glued together.
+pub fn holds_a_head(text: &str) -> bool {
+    head(text).is_some()
+}
+
 /// The timing fields of the innermost span that has them: `key="value"` pairs (and bare
 /// `key=value` ones) from the last `total_time="` to the end of the span path.
 pub fn timings(spans: &str) -> Option<Fields<'_>> {
