@@ -302,4 +302,26 @@ mod tests {
         assert_eq!((view.counts[0], view.counts[3], view.counts[35]), (1, 1, 1));
         assert_eq!(view.count, 3);
     }
+
+    #[test]
+    fn a_router_comes_back_from_the_state_file_as_it_was() {
+        let mut router = TgiRouter {
+            requests: Some(2.0),
+            max_batch_total_tokens: Some(96528.0),
+            last_seen: Some(1_730_710_851.020461),
+            ..TgiRouter::default()
+        };
+        router
+            .request_duration
+            .observe(&TGI_DURATION_BOUNDS, 1.250713905);
+        router
+            .tei_queue_duration
+            .observe(&TEI_DURATION_BOUNDS, 0.0000884);
+        let log = TgiLog {
+            router: Some(router),
+        };
+        let saved = serde_json::to_value(&log).unwrap();
+        let restored: TgiLog = serde_json::from_value(saved).unwrap();
+        assert_eq!(restored, log);
+    }
 }
