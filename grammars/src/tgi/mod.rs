@@ -97,13 +97,30 @@ impl TgiRecord<'_> {
         }
     }
 
-    /// True when every value is one TGI can print: the time per token is the inference time
-    /// divided by at least one token, so never more than it. (Every duration is a `u64` of
-    /// nanoseconds already: [`duration::nanos`] reads no sign and no unit `Debug` lacks.)
+    /// True when every value is one TGI can print: every duration within
+    /// [`crate::domain::MAX_MAGNITUDE`] milliseconds (decades: a request is seconds), and the
+    /// time per token the inference time divided by at least one token, so never more than
+    /// it. (A duration is a `u64` of nanoseconds already: [`duration::nanos`] reads no sign and
+    /// no unit `Debug` lacks.)
     pub fn possible(&self) -> bool {
+        let within = |ns: &[u64]| {
+            ns.iter()
+                .all(|&ns| crate::domain::magnitude(ns as f64 / 1e6))
+        };
         match self {
-            TgiRecord::Request(r) => r.time_per_token_ns <= r.inference_ns,
-            TgiRecord::Embed(_) | TgiRecord::MaxBatchTotalTokens { .. } => true,
+            TgiRecord::Request(r) => {
+                within(&[
+                    r.total_ns,
+                    r.validation_ns,
+                    r.queue_ns,
+                    r.inference_ns,
+                    r.time_per_token_ns,
+                ]) && r.time_per_token_ns <= r.inference_ns
+            }
+            TgiRecord::Embed(e) => {
+                within(&[e.total_ns, e.tokenization_ns, e.queue_ns, e.inference_ns])
+            }
+            TgiRecord::MaxBatchTotalTokens { .. } => true,
         }
     }
 
