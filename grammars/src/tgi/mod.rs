@@ -223,8 +223,10 @@ fn from_text<'a>(event: &text::Event<'a>) -> Option<Read<'a>> {
             .starts_with(event.message)
             .then(|| Err(grammar_of(fields)));
     }
-    let span = text::span_name(event.spans).ok_or(grammar_of(text::timings(event.spans)?));
-    Some(span.and_then(|span| timed(Cow::Borrowed(span), fields).map(|r| (event.time, r))))
+    let Some(span) = text::span_name(event.spans) else {
+        return Some(Err(grammar_of(fields)));
+    };
+    Some(timed(Cow::Borrowed(span), fields).map(|record| (event.time, record)))
 }
 
 /// `N` of `Setting max batch total tokens to N`.
