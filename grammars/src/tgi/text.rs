@@ -262,6 +262,22 @@ mod tests {
     }
 
     #[test]
+    fn a_span_name_is_only_an_identifier_that_starts_a_path_element() {
+        assert_eq!(span_name(r#"total_time="1s"}"#), None);
+        assert_eq!(span_name(r#"generate{seed="1" total_time="1s"}"#), None);
+        assert_eq!(span_name(r#"x"embed{total_time="1s"}"#), None);
+        assert_eq!(span_name(r#"a{b=c}:embed{total_time="1s"}"#), Some("embed"));
+    }
+
+    #[test]
+    fn a_field_cut_inside_its_quotes_is_not_well_formed() {
+        let fields: Vec<_> = timings(r#"x{total_time="1s" queue_time="1µ}"#)
+            .unwrap()
+            .collect();
+        assert_eq!(fields, [("total_time", Some("1s")), ("queue_time", None)]);
+    }
+
+    #[test]
     fn literal_escapes_are_removed() {
         assert_eq!(
             without_literal_escapes("#033[2m2024#033[0m #033[32m INFO#033[0m x").as_deref(),
