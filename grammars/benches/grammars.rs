@@ -9,6 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use llmtail_grammars::llamacpp::LlamacppRecord;
 use llmtail_grammars::tgi::TgiRecord;
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
@@ -29,6 +30,9 @@ const TGI_JSON: &str = r#"{"timestamp":"2025-02-11T08:30:00.010203Z","level":"IN
 /// A TGI router line that is no record: every TGI line holds the anchor.
 const TGI_CONNECTED: &str =
     "2024-02-14T06:49:40.621798Z  INFO text_generation_router: router/src/main.rs:326: Connected";
+
+const LLAMACPP_EVAL: &str = "5.27.453.097 I slot print_timing: id  0 | task 160 |        eval time =    5729.20 ms /    96 tokens (   60.31 ms per token,    16.58 tokens per second)";
+const LLAMACPP_JSON: &str = r#"{"tid":"14964","timestamp":1717067386,"level":"INFO","function":"print_timings","line":321,"msg":"prompt eval time     =    2684.39 ms /    27 tokens (   99.42 ms per token,    10.06 tokens per second)","id_slot":0,"id_task":19,"t_prompt_processing":2684.386,"n_prompt_tokens_processed":27,"t_token":99.4217037037037,"n_tokens_second":10.058166001461787}"#;
 
 const ACCESS: &str = r#"(APIServer pid=812) INFO:     10.12.0.5:52000 - "POST /v1/chat/completions HTTP/1.1" 200 OK"#;
 
@@ -58,7 +62,7 @@ fn request_line(len: usize, near_miss: bool) -> String {
 }
 
 fn grammars(c: &mut Criterion) {
-    let cases: [(&str, &str, Check); 9] = [
+    let cases: [(&str, &str, Check); 11] = [
         ("vllm_v1_stats", V1_STATS, |p| {
             matches!(&p.record, Record::Vllm(VllmRecord::Stats(s))
                 if s.running == Some(14) && s.waiting == Some(2) && s.engine == Some(0))
@@ -90,6 +94,14 @@ fn grammars(c: &mut Criterion) {
             ITER_LOG,
             |p| matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it)) if it.iteration == Some(198)),
         ),
+        ("llamacpp_timing", LLAMACPP_EVAL, |p| {
+            matches!(&p.record, Record::Llamacpp(LlamacppRecord::Eval(e))
+                if e.tokens == 96 && e.origin.slot == Some(0))
+        }),
+        ("llamacpp_server_log_json", LLAMACPP_JSON, |p| {
+            matches!(&p.record, Record::Llamacpp(LlamacppRecord::PromptEval(e))
+                if e.tokens == 27 && e.time_ms == 2684.386)
+        }),
         ("tgi_success_text", TGI_SUCCESS, |p| {
             matches!(&p.record, Record::Tgi(TgiRecord::Request(r))
                 if r.total_ns == 611_286_748 && r.time_per_token_ns == 43_600_359)

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod llamacpp;
 pub mod number;
 mod records;
 pub mod tgi;
@@ -48,6 +49,7 @@ pub struct Parsed<'a> {
 pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
+    Llamacpp(llamacpp::LlamacppRecord),
     Tgi(tgi::TgiRecord<'a>),
 }
 
@@ -58,6 +60,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
+            Record::Llamacpp(r) => r.grammar(),
             Record::Tgi(r) => r.grammar(),
         }
     }
@@ -68,6 +71,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.possible(),
             Record::Trtllm(r) => r.possible(),
+            Record::Llamacpp(r) => r.possible(),
             Record::Tgi(r) => r.possible(),
         }
     }
@@ -96,7 +100,12 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &tgi::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[
+    &vllm::GRAMMAR,
+    &trtllm::GRAMMAR,
+    &llamacpp::GRAMMAR,
+    &tgi::GRAMMAR,
+];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod float;
 pub mod liveness;
+pub mod llamacpp;
 pub mod pacing;
 pub mod tgi;
 pub mod trtllm;
@@ -52,6 +53,9 @@ pub mod caps {
     /// Triton lines carry a process id: a slot per Triton instance writing the log at once
     /// (a restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
     pub const TRITON_SLOTS_PER_LOG: usize = 256;
+    /// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU
+    /// serves), of every router child writing the log: 1,024 in all.
+    pub const LLAMACPP_SLOTS_PER_LOG: usize = 1024;
     /// vLLM's per-position acceptance rates: one per draft position (`num_speculative_tokens`,
     /// 1 to 10 in practice; EAGLE trees and n-gram drafts stay under 64).
     pub const SPEC_POSITIONS: usize = 64;
@@ -74,6 +78,7 @@ pub enum Refused {
     VllmEngine,
     TrtllmRank,
     TritonSlot,
+    LlamacppSlot,
     /// Positions past the cap are dropped; the rest of the line is kept.
     SpecPosition,
     /// A new engine or rank past `--max-series`.
@@ -86,6 +91,7 @@ impl Refused {
             Refused::VllmEngine => "a vLLM engine index (Engine NNN:)",
             Refused::TrtllmRank => "a TensorRT-LLM rank",
             Refused::TritonSlot => "a Triton process id (pid slot)",
+            Refused::LlamacppSlot => "a llama-server slot (id N, per router port)",
             Refused::SpecPosition => "per-position acceptance rates past the cap",
             Refused::MaxSeries => "a new engine or rank (--max-series)",
         }
@@ -96,6 +102,7 @@ impl Refused {
             Refused::VllmEngine => caps::VLLM_ENGINES_PER_LOG,
             Refused::TrtllmRank => caps::TRTLLM_RANKS_PER_LOG,
             Refused::TritonSlot => caps::TRITON_SLOTS_PER_LOG,
+            Refused::LlamacppSlot => caps::LLAMACPP_SLOTS_PER_LOG,
             Refused::SpecPosition => caps::SPEC_POSITIONS,
             Refused::MaxSeries => guard.max_series,
         }
