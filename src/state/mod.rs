@@ -10,6 +10,7 @@ pub mod liveness;
 pub mod llamacpp;
 pub mod lmdeploy;
 pub mod pacing;
+pub mod tgi;
 pub mod trtllm;
 pub mod version;
 pub mod vllm;

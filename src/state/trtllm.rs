@@ -65,6 +65,17 @@ impl Histogram {
         self.count += 1;
     }
 
+    /// The histogram as the exposition reads it.
+    pub fn view(&self) -> crate::catalog::HistogramView<'_> {
+        crate::catalog::HistogramView {
+            bounds: &LATENCY_BUCKETS,
+            counts: &self.counts,
+            sum: self.sum,
+            count: self.count,
+            le: crate::catalog::LeFormat::Shortest,
+        }
+    }
+
     /// `(upper bound, count in that bucket alone)`, ending with `+Inf`; the exposition adds
     /// them up into Prometheus' cumulative buckets.
     pub fn buckets(&self) -> Vec<(f64, u64)> {
