@@ -9,6 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use llmtail_grammars::ollama::OllamaRecord;
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
 use llmtail_grammars::{has_anchor, parse, records, Outcome, Parsed, Record};
@@ -23,6 +24,12 @@ const KV_SIZE: &str = "(EngineCore_0 pid=274) INFO 08-27 19:02:50 [kv_cache_util
 const TRITON: &str = r#"I0510 07:57:30.770724 21661 model_instance_state.cc:840] {"Active Request Count":1,"Iteration Counter":2,"Max Request Count":1,"Runtime CPU Memory Usage":500,"Runtime GPU Memory Usage":396380909,"Runtime Pinned Memory Usage":1073766777,"Timestamp":"05-10-2024 07:57:30","Context Requests":0,"Generation Requests":1,"MicroBatch ID":0,"Paused Requests":0,"Scheduled Requests":1,"Total Context Tokens":0,"Free KV cache blocks":39,"Max KV cache blocks":40,"Tokens per KV cache block":64,"Used KV cache blocks":1}"#;
 const ITERATION_STATS: &str = r#"[TensorRT-LLM][INFO] {"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":1,"numPausedRequests":0,"numScheduledRequests":1},"iter":60,"iterLatencyMS":13.021209,"kvCacheStats":{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":1,"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:34.140189"}"#;
 const ITER_LOG: &str = "[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005060911178588867s, timestamp = 2025-04-28 09:56:44, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 16}";
+
+const OLLAMA_GIN: &str =
+    r#"[GIN] 2025/09/11 - 00:42:16 | 200 |      697.23µs |      172.17.0.2 | GET      "/api/tags""#;
+/// A line the first stage stops at (`unner`) that no grammar reads: what Ollama's runner anchors
+/// cost the lines around them.
+const OLLAMA_WAITING: &str = r#"time=2025-09-11T00:42:50.484+02:00 level=INFO source=server.go:1250 msg="waiting for llama runner to start responding""#;
 
 const ACCESS: &str = r#"(APIServer pid=812) INFO:     10.12.0.5:52000 - "POST /v1/chat/completions HTTP/1.1" 200 OK"#;
 
@@ -52,7 +59,7 @@ fn request_line(len: usize, near_miss: bool) -> String {
 }
 
 fn grammars(c: &mut Criterion) {
-    let cases: [(&str, &str, Check); 7] = [
+    let cases: [(&str, &str, Check); 8] = [
         ("vllm_v1_stats", V1_STATS, |p| {
             matches!(&p.record, Record::Vllm(VllmRecord::Stats(s))
                 if s.running == Some(14) && s.waiting == Some(2) && s.engine == Some(0))
@@ -84,6 +91,10 @@ fn grammars(c: &mut Criterion) {
             ITER_LOG,
             |p| matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it)) if it.iteration == Some(198)),
         ),
+        ("ollama_gin", OLLAMA_GIN, |p| {
+            matches!(&p.record, Record::Ollama(OllamaRecord::Request(r))
+                if r.status == 200 && r.path == "/api/tags")
+        }),
     ];
     let mut group = c.benchmark_group("grammar");
     for (name, line, check) in cases {
@@ -99,8 +110,9 @@ fn dispatch(c: &mut Criterion) {
     let near_miss = request_line(2000, true);
     let plain_miss_2k = request_line(2000, false);
     let plain_miss_20k = request_line(20_000, false);
-    let cases: [(&str, &str, bool); 5] = [
+    let cases: [(&str, &str, bool); 6] = [
         ("match_v1_stats", V1_STATS, true),
+        ("plain_miss_ollama_runner_word", OLLAMA_WAITING, false),
         ("near_miss_request_2k", &near_miss, false),
         ("plain_miss_access", ACCESS, false),
         ("plain_miss_request_2k", &plain_miss_2k, false),

@@ -14,6 +14,7 @@
 
 pub mod domain;
 pub mod number;
+pub mod ollama;
 mod records;
 pub mod time;
 pub mod trtllm;
@@ -47,6 +48,7 @@ pub struct Parsed<'a> {
 pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
+    Ollama(ollama::OllamaRecord<'a>),
 }
 
 impl Record<'_> {
@@ -56,6 +58,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
+            Record::Ollama(r) => r.grammar(),
         }
     }
 }
@@ -83,7 +86,7 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &ollama::GRAMMAR];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -254,7 +257,11 @@ mod tests {
         for engine in ENGINES {
             for name in engine.grammar_names {
                 assert!(name.starts_with(&format!("{}_", engine.engine)), "{name}");
-                assert_eq!(GRAMMAR_NAMES.iter().filter(|n| *n == name).count(), 1, "{name}");
+                assert_eq!(
+                    GRAMMAR_NAMES.iter().filter(|n| *n == name).count(),
+                    1,
+                    "{name}"
+                );
             }
         }
     }

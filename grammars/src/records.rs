@@ -198,6 +198,8 @@ fn holds_every_byte(outcome: &Outcome<'_>) -> bool {
         Record::Trtllm(TrtllmRecord::Iteration(it)) => {
             matches!(it.format, Format::TritonJson | Format::IterationStats)
         }
+        // Every Ollama record is a whole line: its grammars read to the end.
+        Record::Ollama(_) => true,
         _ => false,
     }
 }

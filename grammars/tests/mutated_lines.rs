@@ -107,6 +107,7 @@ fn possible(record: &Record<'_>) -> bool {
     match record {
         Record::Vllm(r) => r.possible(),
         Record::Trtllm(r) => r.possible(),
+        Record::Ollama(r) => r.possible(),
     }
 }
 

@@ -44,7 +44,13 @@ pub const ANCHORS: &[&str] = &[
 pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "vllm",
     anchors: || anchors().collect(),
-    first_stage: || FIRST_STAGE.iter().chain(lifecycle::ANCHORS).copied().collect(),
+    first_stage: || {
+        FIRST_STAGE
+            .iter()
+            .chain(lifecycle::ANCHORS)
+            .copied()
+            .collect()
+    },
     grammar_names: &[
         "vllm_stats",
         "vllm_prefix_cache",
