@@ -321,6 +321,8 @@ impl LogState {
                 let may_grow = *series + guard.per_trtllm_rank <= guard.max_series;
                 self.trtllm.apply(record, line_time, may_grow)
             }
+            // Counted above as a parsed line; Ollama's series come with its state module.
+            Record::Ollama(_) => Ok(()),
         };
         // A model change clears engines: the count goes down as well as up.
         *series = (*series + self.series(&guard)).saturating_sub(before);
