@@ -10,6 +10,7 @@
 //! The file is JSON, versioned, and replaced atomically (write a temporary file, fsync, rename,
 //! fsync the directory), so a crash leaves either the old or the new checkpoint, never half.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::{FileId, KnownFile, Resume};
 use crate::state::float;
-use crate::state::{trtllm::TrtllmLog, GrammarCount, LogIo, LogState, VllmLog};
+use crate::state::{GrammarCount, LogIo, LogState};
 
 /// The version this build writes. Bumped when the saved form changes: the new form gets a
 /// [`Saved`] variant and the old ones stay readable (`fixtures/state/v1.json` proves version 1
@@ -81,8 +82,10 @@ pub struct SavedLog {
     /// Records refused by a cap (added within version 1).
     #[serde(default)]
     pub series_refused: u64,
-    pub vllm: VllmLog,
-    pub trtllm: TrtllmLog,
+    /// Each engine's state as one value, under the engine's name (`vllm`, `trtllm`, ...: the
+    /// two fields of the first version 1 files), in the engine's own serde form.
+    #[serde(flatten)]
+    pub engines: BTreeMap<String, serde_json::Value>,
 }
 
 /// One grammar's rejected lines.
@@ -162,8 +165,11 @@ impl SavedLog {
                 })
                 .collect(),
             series_refused: log.series_refused,
-            vllm: log.vllm.clone(),
-            trtllm: log.trtllm.clone(),
+            engines: log
+                .engines
+                .iter()
+                .filter_map(|engine| Some((engine.name().to_string(), engine.save().ok()?)))
+                .collect(),
         }
     }
 
@@ -190,8 +196,19 @@ impl SavedLog {
             .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
             .collect();
         log.series_refused = self.series_refused;
-        log.vllm = self.vllm.clone();
-        log.trtllm = self.trtllm.clone();
+        for engine in &mut log.engines {
+            let Some(saved) = self.engines.get(engine.name()) else {
+                continue;
+            };
+            if let Err(error) = engine.restore(saved) {
+                tracing::warn!(
+                    log = %log.label,
+                    engine = engine.name(),
+                    %error,
+                    "the state file's values of this engine do not read; its counters start from 0"
+                );
+            }
+        }
     }
 }
 
@@ -418,9 +435,37 @@ mod tests {
     use crate::source::LogSpec;
     use crate::state::liveness::{DownReason, Phase};
     use crate::state::pacing::StatsInterval;
-    use crate::state::vllm::EngineKey;
+    use crate::state::trtllm::TrtllmLog;
+    use crate::state::vllm::{EngineKey, VllmLog};
     use crate::state::{SeriesGuard, StateSettings};
     use std::sync::Arc;
+
+    fn vllm_of(log: &LogState) -> &VllmLog {
+        log.engine().unwrap()
+    }
+
+    fn vllm_mut(log: &mut LogState) -> &mut VllmLog {
+        log.engine_mut().unwrap()
+    }
+
+    fn trtllm_of(log: &LogState) -> &TrtllmLog {
+        log.engine().unwrap()
+    }
+
+    fn trtllm_mut(log: &mut LogState) -> &mut TrtllmLog {
+        log.engine_mut().unwrap()
+    }
+
+    /// An engine's state as a state file holds it.
+    fn saved<E: serde::de::DeserializeOwned>(log: &SavedLog) -> E {
+        let name = std::any::type_name::<E>();
+        let key = if name.ends_with("VllmLog") {
+            "vllm"
+        } else {
+            "trtllm"
+        };
+        serde_json::from_value(log.engines[key].clone()).unwrap()
+    }
 
     /// A new log's state, followed as the path `label`.
     fn log_state(label: &str) -> LogState {
@@ -439,13 +484,13 @@ mod tests {
         let path = dir.path().join("state.json");
         let mut log = log_state("/var/log/vllm.log");
         log.io.lines_read = 42;
-        log.vllm.model_name = Some("qwen3-8b".into());
-        log.vllm
+        vllm_mut(&mut log).model_name = Some("qwen3-8b".into());
+        vllm_mut(&mut log)
             .engines
             .entry(EngineKey::Index(3))
             .or_default()
             .prompt_tokens = Some(1234.5);
-        log.vllm
+        vllm_mut(&mut log)
             .engines
             .entry(EngineKey::Aggregated)
             .or_default()
@@ -481,7 +526,7 @@ mod tests {
             .log("/var/log/vllm.log")
             .unwrap()
             .restore_into(&mut fresh);
-        assert_eq!(fresh.vllm, log.vllm);
+        assert_eq!(vllm_of(&fresh), vllm_of(&log));
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
         assert_eq!(fresh.rejected, log.rejected);
@@ -503,11 +548,7 @@ mod tests {
             stats_interval: StatsInterval::Auto,
             model_name: None,
             constant_labels: Vec::new(),
-            series: SeriesGuard {
-                max_series: 100,
-                per_vllm_engine: 1,
-                per_trtllm_rank: 1,
-            },
+            series: SeriesGuard { max_series: 100 },
             log_expiry: 600.0,
         };
         let mut log = log_state("/var/log/vllm.log");
@@ -533,7 +574,7 @@ mod tests {
             .log("/var/log/vllm.log")
             .unwrap()
             .restore_into(&mut fresh);
-        let engine = &fresh.vllm.engines[&EngineKey::Index(0)];
+        let engine = &vllm_of(&fresh).engines[&EngineKey::Index(0)];
         assert_eq!(engine.spec_accepted_tokens, Some(17.0));
         assert_eq!(engine.spec_draft_tokens, Some(110.0));
         assert_eq!(engine.spec_per_position, [Some(0.333), Some(0.182), None]);
@@ -546,16 +587,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state.json");
         let mut log = log_state("/var/log/vllm.log");
-        let engine = log.vllm.engines.entry(EngineKey::Index(0)).or_default();
+        let engine = vllm_mut(&mut log)
+            .engines
+            .entry(EngineKey::Index(0))
+            .or_default();
         engine.prompt_tokens = Some(f64::INFINITY);
         engine.spec_acceptance_rate = Some(f64::NAN);
         engine.spec_per_position = vec![Some(f64::NEG_INFINITY), None];
         engine.kv_fetch = Some([f64::NAN, 1.0, 2.0]);
-        log.vllm.phase = Phase::Stopped {
+        vllm_mut(&mut log).phase = Phase::Stopped {
             reason: DownReason::Crash,
             at: f64::NAN,
         };
-        let rank = log.trtllm.ranks.entry("0".into()).or_default();
+        let rank = trtllm_mut(&mut log).ranks.entry("0".into()).or_default();
         rank.iterations = f64::INFINITY;
         rank.iteration_seconds.sum = f64::NAN;
         log.parsed.push(GrammarCount {
@@ -580,11 +624,14 @@ mod tests {
             .into_current();
         // NaN is not equal to itself: compare what each side writes.
         assert_eq!(serde_json::to_string(&loaded).unwrap(), text);
-        let engine = &loaded.logs[0].vllm.engines[&EngineKey::Index(0)];
+        let engine = &saved::<VllmLog>(&loaded.logs[0]).engines[&EngineKey::Index(0)];
         assert_eq!(engine.prompt_tokens, Some(f64::INFINITY));
         assert!(engine.spec_acceptance_rate.unwrap().is_nan());
         assert_eq!(engine.spec_per_position, [Some(f64::NEG_INFINITY), None]);
-        assert_eq!(loaded.logs[0].trtllm.ranks["0"].iterations, f64::INFINITY);
+        assert_eq!(
+            saved::<TrtllmLog>(&loaded.logs[0]).ranks["0"].iterations,
+            f64::INFINITY
+        );
     }
 
     /// Finding 8 of issue 9: the temporary file had a fixed name and was opened following
@@ -679,9 +726,9 @@ mod tests {
             .find(|g| g.grammar == "vllm_stats")
             .unwrap();
         assert_eq!((stats.lines, stats.last_timestamp), (6, 1787857456.0));
-        assert_eq!(vllm.vllm.starts, 1);
-        assert_eq!(vllm.vllm.model_name.as_deref(), Some("llama-3.1-8b"));
-        let engine = &vllm.vllm.engines[&EngineKey::Index(0)];
+        assert_eq!(vllm_of(&vllm).starts, 1);
+        assert_eq!(vllm_of(&vllm).model_name.as_deref(), Some("llama-3.1-8b"));
+        let engine = &vllm_of(&vllm).engines[&EngineKey::Index(0)];
         assert_eq!(engine.prompt_tokens, Some(65160.0));
         assert_eq!(engine.generation_tokens, Some(30590.0));
         assert_eq!(engine.spec_accepted_tokens, Some(19091.0));
@@ -699,7 +746,7 @@ mod tests {
             .unwrap()
             .restore_into(&mut trtllm);
         assert_eq!(trtllm.io.lines_read, 58);
-        let rank = &trtllm.trtllm.ranks["0"];
+        let rank = &trtllm_of(&trtllm).ranks["0"];
         assert_eq!(rank.iterations, 36.0);
         assert_eq!(rank.iteration_seconds.count, 36);
         assert_eq!(rank.iteration_seconds.sum, 1.00736);

@@ -13,6 +13,7 @@ use crate::config::{LogSettings, Settings};
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
+use crate::state::engine::EngineSetup;
 use crate::state::{LogState, State, StateSettings};
 use crate::timezone::resolve_time;
 
@@ -403,7 +404,9 @@ impl Pipeline {
                 Some(source) => {
                     log.labels.clone_from(&source.labels);
                     log.model_name.clone_from(&source.model_name);
-                    log.vllm.set_version_setting(source.vllm_version.as_deref());
+                    log.reconfigure_engines(&EngineSetup {
+                        vllm_version: source.vllm_version.as_deref(),
+                    });
                     if let Some(Some(input)) = self.inputs.get_mut(index) {
                         input.reconfigure(source, self.max_line_bytes);
                     }

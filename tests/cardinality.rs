@@ -132,7 +132,9 @@ fn per_position_rates_past_the_cap_are_dropped_and_the_rest_of_the_line_kept() {
 #[test]
 fn max_series_refuses_engines_past_its_value() {
     let dir = tempfile::tempdir().unwrap();
-    let three_engines = (3 * llmtail::catalog::series_per_vllm_engine()).to_string();
+    let three_engines = (3
+        * <llmtail::state::VllmLog as llmtail::state::engine::Engine>::series_per_unit())
+    .to_string();
     let metrics = one_shot(
         &dir.path().join("vllm.log"),
         (0..10).chain(0..10).map(vllm_line),

@@ -8,6 +8,7 @@ mod http;
 mod identity;
 mod packaging;
 mod prometheus;
+mod registry;
 mod reload;
 mod replay;
 mod restarts;

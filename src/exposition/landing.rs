@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 
 use crate::config::{LogSettings, Settings};
 use crate::source::LogSpec;
+use crate::state::engine::{self, Engine, EngineVisitor, LandingCell};
 use crate::state::liveness::Status;
-use crate::state::version::VersionSource;
 use crate::state::{LogState, State};
 
 /// How a cell reads at a glance.
@@ -56,7 +56,7 @@ impl Cell {
 
 struct Table {
     title: &'static str,
-    headers: &'static [&'static str],
+    headers: Vec<&'static str>,
     rows: Vec<Vec<Cell>>,
     /// Said instead of an empty table.
     empty: &'static str,
@@ -154,7 +154,7 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
             ),
             Cell::plain(skipped.to_string()),
             Cell::plain(age(now, log.latest_line_at, "none yet")),
-            Cell::plain(log.vllm_model_name(&state.settings)),
+            Cell::plain(log.model_name_shown(&state.settings)),
         ]);
     }
     for source in sources {
@@ -171,7 +171,7 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
     }
     Table {
         title: "Logs",
-        headers: &[
+        headers: vec![
             "log",
             "time zone",
             "file",
@@ -188,72 +188,52 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
     }
 }
 
-fn vllm_table(state: &State, now: f64) -> Table {
-    let mut rows = Vec::new();
-    for log in state.shown_logs() {
-        let version = match &log.vllm.version {
-            Some((v, VersionSource::Line)) => format!("{} (from the log)", v.text),
-            Some((v, VersionSource::Setting)) => format!("{} (from --vllm-version)", v.text),
-            None => "not found in the log: read as 0.16+ (set --vllm-version)".to_string(),
-        };
-        for (key, engine) in &log.vllm.engines {
-            let (interval, source) = engine.interval(state.settings.stats_interval);
-            rows.push(vec![
-                Cell::code(log.label.to_string()),
-                Cell::plain(key.label()),
-                status_cell(engine.status),
-                Cell::plain(log.vllm_model_name(&state.settings)),
-                Cell::plain(version.clone()),
-                Cell::plain(format!("{interval} s, {}", source.as_str())),
-                Cell::plain(age(now, engine.pacing.last_line_at(), "none yet")),
-                Cell::plain(engine.starts.to_string()),
-            ]);
+fn engine_tables(state: &State, now: f64) -> Vec<Table> {
+    let mut tables = EngineTables {
+        state,
+        now,
+        tables: Vec::new(),
+    };
+    engine::for_each_engine(&mut tables);
+    tables.tables
+}
+
+/// Each engine's table: its units, one row each, in [`engine::for_each_engine`] order.
+struct EngineTables<'a> {
+    state: &'a State,
+    now: f64,
+    tables: Vec<Table>,
+}
+
+impl EngineVisitor for EngineTables<'_> {
+    fn visit<E: Engine>(&mut self) {
+        let mut rows = Vec::new();
+        for log in self.state.shown_logs() {
+            let Some(engine) = log.engine::<E>() else {
+                continue;
+            };
+            for cells in engine.landing_rows(log, &self.state.settings) {
+                let mut row = vec![Cell::code(log.label.to_string())];
+                row.extend(cells.into_iter().map(|cell| landing_cell(cell, self.now)));
+                rows.push(row);
+            }
         }
-    }
-    Table {
-        title: "vLLM engines",
-        headers: &[
-            "log",
-            "engine",
-            "status",
-            "model",
-            "vLLM version",
-            "stats interval",
-            "last stats line",
-            "start-ups",
-        ],
-        rows,
-        empty: "No vLLM engine has written a stats or start-up line yet.",
+        let mut headers = vec!["log"];
+        headers.extend(E::LANDING.headers);
+        self.tables.push(Table {
+            title: E::LANDING.title,
+            headers,
+            rows,
+            empty: E::LANDING.empty,
+        });
     }
 }
 
-fn trtllm_table(state: &State, now: f64) -> Table {
-    let mut rows = Vec::new();
-    for log in state.shown_logs() {
-        let (model, version) = log.trtllm_model(&state.settings);
-        for (rank, executor) in &log.trtllm.ranks {
-            rows.push(vec![
-                Cell::code(log.label.to_string()),
-                Cell::plain(rank.clone()),
-                status_cell(executor.status),
-                Cell::plain(format!("{model} (version {version})")),
-                Cell::plain(age(now, executor.last_seen(), "none yet")),
-                Cell::plain(format!("{}", executor.iterations)),
-            ]);
-        }
-    }
-    Table {
-        title: "TensorRT-LLM and Triton executors",
-        headers: &[
-            "log",
-            "rank",
-            "status",
-            "model",
-            "last iteration",
-            "iterations",
-        ],
-        rows,
-        empty: "No TensorRT-LLM or Triton executor has written an iteration line yet.",
+fn landing_cell(cell: LandingCell, now: f64) -> Cell {
+    match cell {
+        LandingCell::Text(text) => Cell::plain(text),
+        LandingCell::Status(status) => status_cell(status),
+        LandingCell::Age { at, none } => Cell::plain(age(now, at, none)),
     }
 }
 
@@ -342,7 +322,7 @@ fn settings_table(
     ];
     Table {
         title: "Settings in force",
-        headers: &["setting", "value"],
+        headers: vec!["setting", "value"],
         rows: rows
             .into_iter()
             .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
@@ -365,7 +345,7 @@ fn web_config(settings: &Settings) -> String {
 fn build_table() -> Table {
     Table {
         title: "Build",
-        headers: &["version", "target", "metrics"],
+        headers: vec!["version", "target", "metrics"],
         rows: vec![vec![
             Cell::plain(env!("CARGO_PKG_VERSION")),
             Cell::plain(format!(
@@ -389,10 +369,7 @@ fn summary(state: &State, caught_up: bool) -> Vec<Cell> {
         .count();
     let statuses: Vec<Status> = logs
         .iter()
-        .flat_map(|l| {
-            let vllm = l.vllm.engines.values().map(|e| e.status);
-            vllm.chain(l.trtllm.ranks.values().map(|r| r.status))
-        })
+        .flat_map(|l| l.engines.iter().flat_map(|e| e.statuses()))
         .collect();
     let up = statuses.iter().filter(|s| **s == Status::Up).count();
     let idle = statuses.iter().filter(|s| **s == Status::Idle).count();
@@ -428,12 +405,8 @@ fn summary(state: &State, caught_up: bool) -> Vec<Cell> {
 fn warnings(state: &State) -> Vec<String> {
     let mut warnings = Vec::new();
     for log in state.shown_logs() {
-        if log.vllm.stats_logging_disabled {
-            warnings.push(format!(
-                "{}: vLLM prints no stats lines: it runs several API servers (the default with \
-                 --data-parallel-size). Fix: vllm serve --api-server-count 1.",
-                log.label
-            ));
+        for warning in log.engines.iter().flat_map(|e| e.warnings()) {
+            warnings.push(format!("{}: {warning}", log.label));
         }
         let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
         if rejected > 0 {
@@ -459,13 +432,11 @@ impl Page {
             telemetry_path: settings.telemetry_path.clone(),
             summary: summary(state, state.caught_up),
             warnings: warnings(state),
-            tables: vec![
-                log_table(state, &settings.logs, now),
-                vllm_table(state, now),
-                trtllm_table(state, now),
-                settings_table(settings, reload, now),
-                build_table(),
-            ],
+            tables: vec![log_table(state, &settings.logs, now)]
+                .into_iter()
+                .chain(engine_tables(state, now))
+                .chain([settings_table(settings, reload, now), build_table()])
+                .collect(),
         }
     }
 
@@ -553,7 +524,7 @@ fn html_table(out: &mut String, table: &Table) {
         return;
     }
     out.push_str("<table><tr>");
-    for header in table.headers {
+    for header in &table.headers {
         let _ = write!(out, "<th>{header}</th>");
     }
     out.push_str("</tr>\n");
@@ -625,7 +596,7 @@ mod tests {
             &mut out,
             &Table {
                 title: "T",
-                headers: &["a", "bb"],
+                headers: vec!["a", "bb"],
                 rows: vec![vec![Cell::plain("long"), Cell::plain("x")]],
                 empty: "",
             },

@@ -9,12 +9,14 @@
 //! labels common to a log's or an engine's series are escaped once per scrape, and every
 //! sample is one append to one `String`.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{agent, Kind, Metric, Reading, TrtllmReading, TRTLLM, VLLM_ENGINE};
+use crate::catalog::{agent, Kind, Metric, Reading, Row};
+use crate::state::engine::{self, Engine, EngineVisitor};
+use crate::state::liveness::Status;
 use crate::state::trtllm::Histogram;
-use crate::state::vllm::VllmEngine;
 use crate::state::{LogState, State};
 
 /// The two text formats we serve.
@@ -123,6 +125,9 @@ fn push_value(out: &mut String, value: f64) {
     }
 }
 
+/// One sample of a row: its unit's labels, the row's own label if any, the value.
+type Sample<'a> = (&'a String, Option<(&'static str, Cow<'a, str>)>, f64);
+
 /// The text being written, and which format it is in.
 struct Exposition {
     out: String,
@@ -201,143 +206,11 @@ impl Exposition {
     }
 
     fn state(&mut self, state: &State) {
-        // The labels every series of an engine (or executor, or log) shares, escaped once.
-        let mut engines = Vec::new();
-        let mut executors = Vec::new();
-        let mut logs = Vec::new();
-        for log in state.shown_logs() {
-            // A `[[log]] labels` entry wins over a global `[labels]`/`--label` of the same name:
-            // written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
-            let log_labels = || {
-                let global = state
-                    .settings
-                    .constant_labels
-                    .iter()
-                    .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
-                log.labels
-                    .iter()
-                    .chain(global)
-                    .map(|(n, v)| (n.as_str(), v.as_str()))
-            };
-            let own = |reserved: &[&str]| {
-                log_labels()
-                    .filter(|(n, _)| !reserved.contains(n))
-                    .collect::<Vec<_>>()
-            };
-            for (key, engine) in &log.vllm.engines {
-                let engine_label = key.label();
-                let mut labels = vec![
-                    ("engine", engine_label.as_str()),
-                    ("model_name", log.vllm_model_name(&state.settings)),
-                    ("log", &*log.label),
-                ];
-                labels.extend(own(&["engine", "model_name", "log"]));
-                engines.push((label_set(labels), engine));
-            }
-            let (model, version) = log.trtllm_model(&state.settings);
-            for (rank, executor) in &log.trtllm.ranks {
-                let mut labels = vec![
-                    ("model", model),
-                    ("version", version),
-                    ("log", &*log.label),
-                    ("rank", rank.as_str()),
-                ];
-                labels.extend(own(&["model", "version", "log", "rank"]));
-                executors.push((label_set(labels), executor));
-            }
-            logs.push((label_set([("log", &*log.label)]), log));
-        }
-
-        for row in VLLM_ENGINE {
-            let shown = |(_, engine): &&(String, &VllmEngine)| {
-                row.shown_while_down() || !engine.status.is_down()
-            };
-            let values: Vec<_> = match row.read {
-                Reading::One(read) => engines
-                    .iter()
-                    .filter(shown)
-                    .filter_map(|(common, engine)| Some((common, None, read(engine)?)))
-                    .collect(),
-                Reading::Labelled(name, read) => engines
-                    .iter()
-                    .filter(shown)
-                    .flat_map(|(common, engine)| {
-                        read(engine)
-                            .into_iter()
-                            .map(move |(v, x)| (common, Some((name, v)), x))
-                    })
-                    .collect(),
-            };
-            if values.is_empty() {
-                continue;
-            }
-            self.family(&row.metric);
-            let suffix = if row.metric.kind == Kind::Counter {
-                "_total"
-            } else {
-                ""
-            };
-            for (common, first, value) in values {
-                self.sample(
-                    row.metric.name,
-                    suffix,
-                    first.as_ref().map(|(n, v)| (*n, v.as_str())),
-                    common,
-                    value,
-                );
-            }
-        }
-
-        for row in TRTLLM {
-            let suffix = if row.metric.kind == Kind::Counter {
-                "_total"
-            } else {
-                ""
-            };
-            let executors: Vec<_> = executors
-                .iter()
-                .filter(|(_, e)| row.shown_while_down() || !e.status.is_down())
-                .collect();
-            match row.read {
-                TrtllmReading::One(read) => {
-                    let values: Vec<_> = executors
-                        .iter()
-                        .filter_map(|(c, e)| Some((c, read(e)?)))
-                        .collect();
-                    if !values.is_empty() {
-                        self.family(&row.metric);
-                        for (common, value) in values {
-                            self.sample(row.metric.name, suffix, None, common, value);
-                        }
-                    }
-                }
-                TrtllmReading::Labelled(name, read) => {
-                    let values: Vec<_> = executors
-                        .iter()
-                        .flat_map(|(c, e)| read(e).into_iter().map(move |(k, v)| (c, k, v)))
-                        .collect();
-                    if !values.is_empty() {
-                        self.family(&row.metric);
-                        for (common, kind, value) in values {
-                            self.sample(row.metric.name, suffix, Some((name, kind)), common, value);
-                        }
-                    }
-                }
-                TrtllmReading::Histogram(read) => {
-                    let values: Vec<_> = executors
-                        .iter()
-                        .map(|(c, e)| (c, read(e)))
-                        .filter(|(_, h)| h.count > 0)
-                        .collect();
-                    if !values.is_empty() {
-                        self.family(&row.metric);
-                        for (common, histogram) in values {
-                            self.histogram(row.metric.name, common, histogram);
-                        }
-                    }
-                }
-            }
-        }
+        let logs: Vec<_> = state
+            .shown_logs()
+            .map(|log| (label_set([("log", &*log.label)]), log))
+            .collect();
+        engine::for_each_engine(&mut EngineRows { out: self, state });
 
         self.per_log(&agent::LINES_READ, &logs, |l| l.io.lines_read as f64);
         self.per_log_labelled(&agent::LINES_PARSED, &logs, "grammar", |l| {
@@ -373,16 +246,7 @@ impl Exposition {
         self.per_log(&agent::OPEN_ERRORS, &logs, |l| l.io.open_errors as f64);
         self.per_log(&agent::OPEN, &logs, |l| if l.io.open { 1.0 } else { 0.0 });
         self.per_log(&agent::OFFSET, &logs, |l| l.io.offset as f64);
-        let vllm_logs: Vec<_> = logs
-            .iter()
-            .filter(|(_, l)| {
-                l.vllm.starts > 0 || !l.vllm.engines.is_empty() || l.vllm.stats_logging_disabled
-            })
-            .cloned()
-            .collect();
-        self.per_log(&agent::VLLM_STATS_LOGGING_DISABLED, &vllm_logs, |l| {
-            f64::from(u8::from(l.vllm.stats_logging_disabled))
-        });
+        self.engine_log_series(&logs);
         if let Some(reload) = &state.config_reload {
             let successful = f64::from(u8::from(reload.successful));
             self.unlabelled(&agent::CONFIG_LAST_RELOAD_SUCCESSFUL, successful);
@@ -392,6 +256,85 @@ impl Exposition {
         self.family(&agent::BUILD_INFO);
         let version = label_set([("version", env!("CARGO_PKG_VERSION"))]);
         self.sample(agent::BUILD_INFO.name, "", None, &version, 1.0);
+    }
+
+    /// One engine's catalog table over its units (labels written once, escaped), in row
+    /// order: a family appears only when some unit has a value for it.
+    fn rows<T>(&mut self, table: &[Row<T>], units: &[(String, &T)], status: fn(&T) -> Status) {
+        for row in table {
+            let shown: Vec<&(String, &T)> = units
+                .iter()
+                .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down())
+                .collect();
+            let suffix = if row.metric.kind == Kind::Counter {
+                "_total"
+            } else {
+                ""
+            };
+            let samples: Vec<Sample<'_>> = match row.read {
+                Reading::One(read) => shown
+                    .iter()
+                    .filter_map(|(common, unit)| Some((common, None, read(unit)?)))
+                    .collect(),
+                Reading::Labelled(name, read) => shown
+                    .iter()
+                    .flat_map(|(common, unit)| {
+                        read(unit)
+                            .into_iter()
+                            .map(move |(v, x)| (common, Some((name, Cow::Owned(v))), x))
+                    })
+                    .collect(),
+                Reading::LabelledStatic(name, read) => shown
+                    .iter()
+                    .flat_map(|(common, unit)| {
+                        read(unit)
+                            .into_iter()
+                            .map(move |(v, x)| (common, Some((name, Cow::Borrowed(v))), x))
+                    })
+                    .collect(),
+                Reading::Histogram(read) => {
+                    let histograms: Vec<_> = shown
+                        .iter()
+                        .map(|(common, unit)| (common, read(unit)))
+                        .filter(|(_, h)| h.count > 0)
+                        .collect();
+                    if !histograms.is_empty() {
+                        self.family(&row.metric);
+                        for (common, histogram) in histograms {
+                            self.histogram(row.metric.name, common, histogram);
+                        }
+                    }
+                    continue;
+                }
+            };
+            if samples.is_empty() {
+                continue;
+            }
+            self.family(&row.metric);
+            for (common, first, value) in samples {
+                let first = first.as_ref().map(|(n, v)| (*n, v.as_ref()));
+                self.sample(row.metric.name, suffix, first, common, value);
+            }
+        }
+    }
+
+    /// Every engine's per-log series ([`Engine::log_series`]), a family at a time.
+    fn engine_log_series(&mut self, logs: &[(String, &LogState)]) {
+        let mut families: Vec<(&'static Metric, Vec<(&String, f64)>)> = Vec::new();
+        for (common, log) in logs {
+            for (metric, value) in log.engines.iter().flat_map(|e| e.log_series()) {
+                match families.iter_mut().find(|(m, _)| m.name == metric.name) {
+                    Some((_, samples)) => samples.push((common, value)),
+                    None => families.push((metric, vec![(common, value)])),
+                }
+            }
+        }
+        for (metric, samples) in families {
+            self.family(metric);
+            for (common, value) in samples {
+                self.sample(metric.name, "", None, common, value);
+            }
+        }
     }
 
     fn per_log(
@@ -447,6 +390,53 @@ impl Exposition {
             self.sample(metric.name, suffix, None, &labels, value);
         }
     }
+}
+
+/// Renders each engine's rows over the units of every shown log, in [`engine::for_each_engine`]
+/// order.
+struct EngineRows<'a> {
+    out: &'a mut Exposition,
+    state: &'a State,
+}
+
+impl EngineVisitor for EngineRows<'_> {
+    fn visit<E: Engine>(&mut self) {
+        let state = self.state;
+        let mut units = Vec::new();
+        for log in state.shown_logs() {
+            let Some(engine) = log.engine::<E>() else {
+                continue;
+            };
+            let own = log_labels(state, log);
+            for (mut labels, unit) in engine.units(log, &state.settings) {
+                let set = {
+                    let mut pairs: Vec<(&str, &str)> =
+                        labels.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                    let reserved: Vec<&str> = labels.iter().map(|(n, _)| *n).collect();
+                    pairs.extend(own.iter().copied().filter(|(n, _)| !reserved.contains(n)));
+                    label_set(pairs)
+                };
+                labels.clear();
+                units.push((set, unit));
+            }
+        }
+        self.out.rows(E::table(), &units, E::status);
+    }
+}
+
+/// A log's own labels: its `[[log]] labels`, then the global ones it does not override. Written
+/// both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
+fn log_labels<'a>(state: &'a State, log: &'a LogState) -> Vec<(&'a str, &'a str)> {
+    let global = state
+        .settings
+        .constant_labels
+        .iter()
+        .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
+    log.labels
+        .iter()
+        .chain(global)
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! state is a pure function of the lines applied (their order and timestamps), which is what
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
+pub mod engine;
 pub mod float;
 pub mod liveness;
 pub mod pacing;
@@ -13,12 +14,12 @@ pub mod vllm;
 
 use std::sync::Arc;
 
-use llmtail_grammars::{Parsed, Record};
+use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::source::{LogSpec, SkipReason};
+use engine::{ApplyContext, Engine, EngineSetup, EngineState};
 use pacing::StatsInterval;
-use trtllm::TrtllmLog;
 pub use vllm::VllmLog;
 
 /// Settings that shape how records become series.
@@ -58,14 +59,12 @@ pub mod caps {
 }
 
 /// `--max-series`: a global guard on the series engines and ranks of all logs can make,
-/// counted as entries times what each costs (its rows in the catalog, which knows them).
-/// The one place where logs affect each other: engines already made keep their series, and
-/// the log that asks for a new one past the guard is refused.
+/// counted as units times what each costs (its rows in its engine's catalog table,
+/// [`Engine::series_per_unit`]). The one place where logs affect each other: units already
+/// made keep their series, and the log that asks for a new one past the guard is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeriesGuard {
     pub max_series: usize,
-    pub per_vllm_engine: usize,
-    pub per_trtllm_rank: usize,
 }
 
 /// What a record would have created past a cap; it is not created.
@@ -220,8 +219,8 @@ pub struct LogState {
     /// Gone for longer than `--log-expiry`: its series are not shown (a named path comes back
     /// to the same counters; see [`State::judge`]).
     pub expired: bool,
-    pub vllm: VllmLog,
-    pub trtllm: TrtllmLog,
+    /// What the lines said, one state per engine ([`engine::for_each_engine`] order).
+    pub engines: Vec<Box<dyn EngineState>>,
 }
 
 impl LogState {
@@ -247,9 +246,38 @@ impl LogState {
             from_glob: false,
             gone_since: None,
             expired: false,
-            vllm: VllmLog::with_version(vllm_version),
-            trtllm: TrtllmLog::default(),
+            engines: engine::new_states(&EngineSetup { vllm_version }),
         }
+    }
+
+    /// This log's state of engine `E`.
+    pub fn engine<E: Engine>(&self) -> Option<&E> {
+        self.engines.iter().find_map(|e| e.as_any().downcast_ref())
+    }
+
+    /// This log's state of engine `E`, to change.
+    pub fn engine_mut<E: Engine>(&mut self) -> Option<&mut E> {
+        self.engines
+            .iter_mut()
+            .find_map(|e| e.as_any_mut().downcast_mut())
+    }
+
+    /// A reload's settings for this log's engines.
+    pub fn reconfigure_engines(&mut self, setup: &EngineSetup<'_>) {
+        for engine in &mut self.engines {
+            engine.reconfigure(setup);
+        }
+    }
+
+    /// The model the landing page shows for this log: the first its lines name, else the
+    /// `[[log]]` entry's, else `--model-name`.
+    pub fn model_name_shown<'a>(&'a self, settings: &'a StateSettings) -> &'a str {
+        self.engines
+            .iter()
+            .find_map(|e| e.model_name())
+            .or(self.model_name.as_deref())
+            .or(settings.model_name.as_deref())
+            .unwrap_or("")
     }
 
     /// Counts a line `grammar` rejected; returns how many lines of this log have been rejected.
@@ -262,9 +290,8 @@ impl LogState {
     }
 
     /// What this log's engines and ranks cost against `--max-series`.
-    pub fn series(&self, guard: &SeriesGuard) -> usize {
-        self.vllm.engines.len() * guard.per_vllm_engine
-            + self.trtllm.ranks.len() * guard.per_trtllm_rank
+    pub fn series(&self) -> usize {
+        self.engines.iter().map(|e| e.series()).sum()
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
@@ -296,36 +323,21 @@ impl LogState {
             self.latest_line_at = Some(self.latest_line_at.map_or(t, |l| l.max(t)));
         }
         let guard = settings.series;
-        let before = self.series(&guard);
-        let outcome = match &parsed.record {
-            Record::Vllm(record) => {
-                let was_disabled = self.vllm.stats_logging_disabled;
-                let may_grow = *series + guard.per_vllm_engine <= guard.max_series;
-                let outcome = self.vllm.apply(
-                    record,
-                    parsed.process,
-                    line_time,
-                    settings.stats_interval,
-                    may_grow,
-                );
-                if self.vllm.stats_logging_disabled && !was_disabled {
-                    tracing::warn!(
-                        log = %self.label,
-                        "vLLM says it prints no stats lines: it runs several API servers (the \
-                         default with --data-parallel-size); fix: vllm serve --api-server-count 1"
-                    );
-                }
-                outcome
+        let before = self.series();
+        let mut outcome = Ok(());
+        for engine in &mut self.engines {
+            let context = ApplyContext {
+                settings,
+                may_grow: *series + engine.series_per_unit() <= guard.max_series,
+                log: &self.label,
+            };
+            if let Some(applied) = engine.apply(parsed, line_time, &context) {
+                outcome = applied;
+                break;
             }
-            Record::Trtllm(record) => {
-                let may_grow = *series + guard.per_trtllm_rank <= guard.max_series;
-                self.trtllm.apply(record, line_time, may_grow)
-            }
-            // Counted above as a parsed line; Ollama's series come with its state module.
-            Record::Ollama(_) => Ok(()),
-        };
+        }
         // A model change clears engines: the count goes down as well as up.
-        *series = (*series + self.series(&guard)).saturating_sub(before);
+        *series = (*series + self.series()).saturating_sub(before);
         if let Err(refused) = outcome {
             self.refuse(refused, &guard);
         }
@@ -342,30 +354,6 @@ impl LogState {
                 "a record would create series past a cap; not created (counted in llmtail_series_refused_total, logged once per log)"
             );
         }
-    }
-
-    /// The `model` and `version` labels of this log's TensorRT-LLM series: Triton's loading
-    /// line, else `--model-name` (version `1`), else Triton's default `tensorrt_llm`/`1`.
-    pub fn trtllm_model<'a>(&'a self, settings: &'a StateSettings) -> (&'a str, &'a str) {
-        if let Some((model, version)) = &self.trtllm.model {
-            return (model, version);
-        }
-        let model = self
-            .model_name
-            .as_deref()
-            .or(settings.model_name.as_deref())
-            .unwrap_or("tensorrt_llm");
-        (model, "1")
-    }
-
-    /// The `model_name` label of this log's vLLM series.
-    pub fn vllm_model_name<'a>(&'a self, settings: &'a StateSettings) -> &'a str {
-        self.vllm
-            .model_name
-            .as_deref()
-            .or(self.model_name.as_deref())
-            .or(settings.model_name.as_deref())
-            .unwrap_or("")
     }
 }
 
@@ -396,8 +384,7 @@ impl State {
 
     /// What every log's engines and ranks cost, counted again after logs came or went.
     pub fn count_series(&mut self) {
-        let guard = self.settings.series;
-        self.series = self.iter_logs().map(|l| l.series(&guard)).sum();
+        self.series = self.iter_logs().map(LogState::series).sum();
     }
 
     pub fn iter_logs(&self) -> impl Iterator<Item = &LogState> {
@@ -424,7 +411,6 @@ impl State {
     /// Judges every engine's liveness at `now` (seconds since the epoch), before a scrape, and
     /// which logs are gone past `--log-expiry`: a glob's are forgotten, a named path's hidden.
     pub fn judge(&mut self, now: f64) {
-        let interval = self.settings.stats_interval;
         let expiry = self.settings.log_expiry;
         let mut forgot = false;
         for slot in &mut self.logs {
@@ -438,8 +424,9 @@ impl State {
                 forgot = true;
                 continue;
             }
-            log.vllm.judge(now, interval);
-            log.trtllm.judge(now);
+            for engine in &mut log.engines {
+                engine.judge(now, &self.settings);
+            }
         }
         if forgot {
             self.count_series();

@@ -9,13 +9,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use jiff::tz::TimeZone;
 use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
+use llmtail_grammars::{Parsed, Record};
 
 use serde::{Deserialize, Serialize};
 
+use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
-use super::{caps, Refused};
+use super::{caps, LogState, Refused, StateSettings};
+use crate::catalog::{Reading, Row};
 use crate::timezone::resolve_time;
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
@@ -531,6 +534,122 @@ impl TrtllmLog {
         self.slot_of.seen.push(None);
         self.pid_slots.push((pid, slot.clone()));
         Ok(slot)
+    }
+}
+
+impl Engine for TrtllmLog {
+    const DISPLAY_NAME: &'static str = "TensorRT-LLM";
+    const NAME: &'static str = "trtllm";
+    const LABELS_NOTE: &'static str = "`nv_trt_llm_`/`llmtail_trtllm_` series has `model`, `version`, `log`, `rank` and the `--label`s";
+    const LANDING: Landing = Landing {
+        title: "TensorRT-LLM and Triton executors",
+        headers: &["rank", "status", "model", "last iteration", "iterations"],
+        empty: "No TensorRT-LLM or Triton executor has written an iteration line yet.",
+    };
+    const UNIT_LABELS: &'static [&'static str] = &["model", "version", "log", "rank"];
+    type Unit = TrtllmRank;
+
+    fn table() -> &'static [Row<TrtllmRank>] {
+        crate::catalog::TRTLLM
+    }
+
+    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
+    fn series_per_unit() -> usize {
+        Self::table()
+            .iter()
+            .map(|row| match row.read {
+                Reading::Histogram(_) => LATENCY_BUCKETS.len() + 3,
+                _ => 1,
+            })
+            .sum()
+    }
+
+    fn apply(
+        &mut self,
+        parsed: &Parsed<'_>,
+        line_time: Option<f64>,
+        context: &ApplyContext<'_>,
+    ) -> Option<Result<(), Refused>> {
+        let Record::Trtllm(record) = &parsed.record else {
+            return None;
+        };
+        Some(self.apply(record, line_time, context.may_grow))
+    }
+
+    fn judge(&mut self, now: f64, _settings: &StateSettings) {
+        self.judge(now);
+    }
+
+    fn unit_count(&self) -> usize {
+        self.ranks.len()
+    }
+
+    fn each_unit(&self) -> Vec<&TrtllmRank> {
+        self.ranks.values().collect()
+    }
+
+    fn units<'a>(
+        &'a self,
+        log: &'a LogState,
+        settings: &'a StateSettings,
+    ) -> Vec<(UnitLabels, &'a TrtllmRank)> {
+        let (model, version) = self.model_in(log, settings);
+        self.ranks
+            .iter()
+            .map(|(rank, executor)| {
+                let labels = vec![
+                    ("model", model.to_string()),
+                    ("version", version.to_string()),
+                    ("log", log.label.to_string()),
+                    ("rank", rank.clone()),
+                ];
+                (labels, executor)
+            })
+            .collect()
+    }
+
+    fn status(rank: &TrtllmRank) -> Status {
+        rank.status
+    }
+
+    fn landing_rows(&self, log: &LogState, settings: &StateSettings) -> Vec<Vec<LandingCell>> {
+        let (model, version) = self.model_in(log, settings);
+        self.ranks
+            .iter()
+            .map(|(rank, executor)| {
+                vec![
+                    LandingCell::Text(rank.clone()),
+                    LandingCell::Status(executor.status),
+                    LandingCell::Text(format!("{model} (version {version})")),
+                    LandingCell::Age {
+                        at: executor.last_seen(),
+                        none: "none yet",
+                    },
+                    LandingCell::Text(format!("{}", executor.iterations)),
+                ]
+            })
+            .collect()
+    }
+}
+
+impl TrtllmLog {
+    /// The `model` and `version` labels of this log's series: Triton's loading line, else
+    /// the `[[log]]` entry's or `--model-name` (version `1`), else Triton's default
+    /// `tensorrt_llm`/`1`.
+    pub fn model_in<'a>(
+        &'a self,
+        log: &'a LogState,
+        settings: &'a StateSettings,
+    ) -> (&'a str, &'a str) {
+        if let Some((model, version)) = &self.model {
+            return (model, version);
+        }
+        let model = log
+            .model_name
+            .as_deref()
+            .or(settings.model_name.as_deref())
+            .unwrap_or("tensorrt_llm");
+        (model, "1")
     }
 }
 

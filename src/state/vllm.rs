@@ -8,13 +8,16 @@
 use std::collections::BTreeMap;
 
 use llmtail_grammars::vllm::{Lifecycle, SpecDecoding, VllmRecord, VllmStats};
+use llmtail_grammars::{Parsed, Record};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::engine::{ApplyContext, Engine, EngineSetup, Landing, LandingCell, UnitLabels};
 use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::pacing::{IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window};
 use super::version::{VersionSource, VllmVersion};
-use super::{caps, Refused};
+use super::{caps, LogState, Refused, StateSettings};
+use crate::catalog::{Metric, Row};
 
 /// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
 /// that label, so it can key a JSON map.
@@ -716,6 +719,168 @@ fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> 
         (Some(n), _) => Some(EngineKey::Index(n)),
         (None, Some(_)) => Some(EngineKey::Aggregated),
         (None, None) => None,
+    }
+}
+
+impl Engine for VllmLog {
+    const DISPLAY_NAME: &'static str = "vLLM";
+    const NAME: &'static str = "vllm";
+    const LABELS_NOTE: &'static str = "`vllm:`/`llmtail_vllm_` series has the labels `engine`, `model_name`, `log` and the `--label`s";
+    const LANDING: Landing = Landing {
+        title: "vLLM engines",
+        headers: &[
+            "engine",
+            "status",
+            "model",
+            "vLLM version",
+            "stats interval",
+            "last stats line",
+            "start-ups",
+        ],
+        empty: "No vLLM engine has written a stats or start-up line yet.",
+    };
+    const UNIT_LABELS: &'static [&'static str] = &["engine", "model_name", "log"];
+    type Unit = VllmEngine;
+
+    fn table() -> &'static [Row<VllmEngine>] {
+        crate::catalog::VLLM_ENGINE
+    }
+
+    fn log_metrics() -> &'static [Metric] {
+        &[crate::catalog::VLLM_STATS_LOGGING_DISABLED]
+    }
+
+    fn new(setup: &EngineSetup<'_>) -> Self {
+        VllmLog::with_version(setup.vllm_version)
+    }
+
+    fn reconfigure(&mut self, setup: &EngineSetup<'_>) {
+        self.set_version_setting(setup.vllm_version);
+    }
+
+    fn apply(
+        &mut self,
+        parsed: &Parsed<'_>,
+        line_time: Option<f64>,
+        context: &ApplyContext<'_>,
+    ) -> Option<Result<(), Refused>> {
+        let Record::Vllm(record) = &parsed.record else {
+            return None;
+        };
+        let was_disabled = self.stats_logging_disabled;
+        let interval = context.settings.stats_interval;
+        let outcome = self.apply(
+            record,
+            parsed.process,
+            line_time,
+            interval,
+            context.may_grow,
+        );
+        if self.stats_logging_disabled && !was_disabled {
+            tracing::warn!(
+                log = %context.log,
+                "vLLM says it prints no stats lines: it runs several API servers (the \
+                 default with --data-parallel-size); fix: vllm serve --api-server-count 1"
+            );
+        }
+        Some(outcome)
+    }
+
+    fn judge(&mut self, now: f64, settings: &StateSettings) {
+        self.judge(now, settings.stats_interval);
+    }
+
+    fn unit_count(&self) -> usize {
+        self.engines.len()
+    }
+
+    fn each_unit(&self) -> Vec<&VllmEngine> {
+        self.engines.values().collect()
+    }
+
+    fn units<'a>(
+        &'a self,
+        log: &'a LogState,
+        settings: &'a StateSettings,
+    ) -> Vec<(UnitLabels, &'a VllmEngine)> {
+        let model_name = self.model_name_in(log, settings);
+        self.engines
+            .iter()
+            .map(|(key, engine)| {
+                let labels = vec![
+                    ("engine", key.label()),
+                    ("model_name", model_name.to_string()),
+                    ("log", log.label.to_string()),
+                ];
+                (labels, engine)
+            })
+            .collect()
+    }
+
+    fn status(engine: &VllmEngine) -> Status {
+        engine.status
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.model_name.as_deref()
+    }
+
+    fn log_series(&self) -> Vec<(&'static Metric, f64)> {
+        if self.starts == 0 && self.engines.is_empty() && !self.stats_logging_disabled {
+            return Vec::new();
+        }
+        let disabled = f64::from(u8::from(self.stats_logging_disabled));
+        vec![(&crate::catalog::VLLM_STATS_LOGGING_DISABLED, disabled)]
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        if !self.stats_logging_disabled {
+            return Vec::new();
+        }
+        vec![
+            "vLLM prints no stats lines: it runs several API servers (the default with \
+              --data-parallel-size). Fix: vllm serve --api-server-count 1."
+                .to_string(),
+        ]
+    }
+
+    fn landing_rows(&self, log: &LogState, settings: &StateSettings) -> Vec<Vec<LandingCell>> {
+        let version = match &self.version {
+            Some((v, VersionSource::Line)) => format!("{} (from the log)", v.text),
+            Some((v, VersionSource::Setting)) => format!("{} (from --vllm-version)", v.text),
+            None => "not found in the log: read as 0.16+ (set --vllm-version)".to_string(),
+        };
+        let model_name = self.model_name_in(log, settings);
+        self.engines
+            .iter()
+            .map(|(key, engine)| {
+                let (interval, source) = engine.interval(settings.stats_interval);
+                vec![
+                    LandingCell::Text(key.label()),
+                    LandingCell::Status(engine.status),
+                    LandingCell::Text(model_name.to_string()),
+                    LandingCell::Text(version.clone()),
+                    LandingCell::Text(format!("{interval} s, {}", source.as_str())),
+                    LandingCell::Age {
+                        at: engine.pacing.last_line_at(),
+                        none: "none yet",
+                    },
+                    LandingCell::Text(engine.starts.to_string()),
+                ]
+            })
+            .collect()
+    }
+}
+
+impl VllmLog {
+    /// The `model_name` label of this log's series: the engine config line's, else the
+    /// `[[log]]` entry's, else `--model-name`, else empty.
+    pub fn model_name_in<'a>(&'a self, log: &'a LogState, settings: &'a StateSettings) -> &'a str {
+        self.model_name
+            .as_deref()
+            .or(log.model_name.as_deref())
+            .or(settings.model_name.as_deref())
+            .unwrap_or("")
     }
 }
 

@@ -1,0 +1,536 @@
+//! The one list of every series llmtail exports: name, type, help, and where the value
+//! comes from. The exposition walks it to render `/metrics`, and the README's metric table
+//! is rendered from it (a test keeps the two equal), so a name is written exactly once.
+//!
+//! Names are vLLM's and Triton's own wherever the engine exports the same meaning, so
+//! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
+
+use crate::state::engine::{self, Engine, EngineVisitor};
+use crate::state::trtllm::Histogram;
+
+pub use trtllm::TRTLLM;
+pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
+
+/// The Prometheus metric type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Gauge,
+    /// Rendered with the `_total` suffix; `name` is the family name without it.
+    Counter,
+    Histogram,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// One metric family.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// The family name (for counters without `_total`).
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+    /// Labels besides the common ones of its group, for the README.
+    pub labels: &'static str,
+    /// Which line and field the value comes from, for the README.
+    pub source: &'static str,
+}
+
+impl Metric {
+    /// The name a sample carries: counters end in `_total`.
+    pub fn sample_name(&self) -> String {
+        match self.kind {
+            Kind::Counter => format!("{}_total", self.name),
+            _ => self.name.to_string(),
+        }
+    }
+}
+
+/// How to read one series out of an engine's unit (a vLLM engine, a TensorRT-LLM rank).
+pub enum Reading<T: 'static> {
+    One(fn(&T) -> Option<f64>),
+    /// Several samples that differ by one extra label (`label`, value).
+    Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
+    /// The same, with label values the code names (Triton's families: one sample per type).
+    LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
+    Histogram(fn(&T) -> &Histogram),
+}
+
+impl<T> Clone for Reading<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Reading<T> {}
+
+/// One series of an engine: its family, how to read it, and whether it shows while the unit
+/// is down. Every engine's catalog table is a list of these, and one row loop renders them all.
+pub struct Row<T: 'static> {
+    pub metric: Metric,
+    pub read: Reading<T>,
+    /// Exported while the unit is down too. Gauges are not: the engines' own go stale when
+    /// their `/metrics` stops answering. Counters and histograms keep their values, and the
+    /// liveness series say why.
+    pub while_down: bool,
+}
+
+impl<T> Row<T> {
+    /// Whether the series is exported for a unit that is down.
+    pub fn shown_while_down(&self) -> bool {
+        self.while_down || self.metric.kind != Kind::Gauge
+    }
+
+    /// The label this row adds to its unit's, if any.
+    pub fn extra_label(&self) -> Option<&'static str> {
+        match self.read {
+            Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
+            Reading::One(_) | Reading::Histogram(_) => None,
+        }
+    }
+}
+
+macro_rules! engine_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        engine_metric!($name, $kind, $help, $source, $read, false)
+    };
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr, $while_down:expr) => {
+        Row {
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: "",
+                source: $source,
+            },
+            read: Reading::One($read),
+            while_down: $while_down,
+        }
+    };
+}
+
+/// A series about the engine's liveness, exported whether it is up or down.
+macro_rules! liveness_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        engine_metric!($name, $kind, $help, $source, $read, true)
+    };
+}
+
+macro_rules! trtllm_family {
+    ($name:literal, $kind:ident, $label:literal, $labels:literal, $help:literal, $source:literal, $read:expr) => {
+        Row {
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: $labels,
+                source: $source,
+            },
+            read: Reading::LabelledStatic($label, $read),
+            while_down: false,
+        }
+    };
+}
+
+macro_rules! trtllm_metric {
+    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
+        Row {
+            metric: Metric {
+                name: $name,
+                kind: Kind::$kind,
+                help: $help,
+                labels: "",
+                source: $source,
+            },
+            read: Reading::One($read),
+            while_down: false,
+        }
+    };
+}
+
+// After the macros: the tables use them.
+mod trtllm;
+mod vllm;
+
+/// 1 for an engine that stopped logging while a line was due, else 0: what tells a silent
+/// engine with work in hand from one that shut down, crashed or is idle, which
+/// `llmtail_*_engine_up` cannot.
+fn overdue(status: crate::state::liveness::Status) -> f64 {
+    use crate::state::liveness::{DownReason, Status};
+    if status == Status::Down(DownReason::Overdue) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Series about llmtail itself, per followed log.
+pub mod agent {
+    use super::{Kind, Metric};
+
+    pub const LINES_READ: Metric = Metric {
+        name: "llmtail_lines_read",
+        kind: Kind::Counter,
+        help: "Lines read from the log.",
+        labels: "`log`",
+        source: "every complete line (one, however many records it holds)",
+    };
+    pub const LINES_PARSED: Metric = Metric {
+        name: "llmtail_lines_parsed",
+        kind: Kind::Counter,
+        help: "Records a grammar recognised (a line holding several, glued or a JSON dump, counts each).",
+        labels: "`log`, `grammar`",
+        source: "every record a line yielded: one per record head in the line, one per JSON iteration object",
+    };
+    pub const LINES_UNMATCHED: Metric = Metric {
+        name: "llmtail_lines_unmatched",
+        kind: Kind::Counter,
+        help:
+            "Lines no grammar recognised (most lines of a log: they are counted, never an error).",
+        labels: "`log`",
+        source: "every line that yielded no record, parsed or rejected",
+    };
+    pub const LINES_REJECTED: Metric = Metric {
+        name: "llmtail_lines_rejected",
+        kind: Kind::Counter,
+        help: "Records that looked like an engine's own but were rejected whole: cut off, in a changed format, or carrying a value the engine cannot print (each record of a line counts).",
+        labels: "`log`, `grammar` (the record the line started as)",
+        source: "a record whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
+    };
+    pub const SERIES_REFUSED: Metric = Metric {
+        name: "llmtail_series_refused",
+        kind: Kind::Counter,
+        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks or 256 Triton process slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
+        labels: "`log`",
+        source: "a record naming an engine, rank or process the caps leave no room for",
+    };
+    pub const LINES_SKIPPED: Metric = Metric {
+        name: "llmtail_lines_skipped",
+        kind: Kind::Counter,
+        help: "Lines dropped before parsing (too_long, truncated_partial), and lines read as plain text because they were not in the log's detected envelope (invalid_envelope: not dropped).",
+        labels: "`log`, `reason` (`too_long`, `truncated_partial`, `invalid_envelope`)",
+        source: "the reader; the envelope decoder (a line outside the detected envelope, e.g. a KServe line in a Docker log, parsed as plain text)",
+    };
+    pub const LAST_PARSED_TIMESTAMP: Metric = Metric { name: "llmtail_last_parsed_timestamp_seconds", kind: Kind::Gauge,
+        help: "Timestamp of the last line a grammar recognised (the line's own time; a time printed without a zone is read in the log's zone, --log-timezone).", labels: "`log`, `grammar`", source: "record head or envelope time" };
+    pub const ROTATIONS: Metric = Metric {
+        name: "llmtail_log_rotations",
+        kind: Kind::Counter,
+        help: "Times the path came to name another file (the old one was drained first).",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const TRUNCATIONS: Metric = Metric {
+        name: "llmtail_log_truncations",
+        kind: Kind::Counter,
+        help: "Times the file was truncated and read again from its start.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OPEN_ERRORS: Metric = Metric {
+        name: "llmtail_log_open_errors",
+        kind: Kind::Counter,
+        help: "Failed attempts to open the log (retried with backoff).",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OPEN: Metric = Metric {
+        name: "llmtail_log_open",
+        kind: Kind::Gauge,
+        help: "1 while the log is open.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const OFFSET: Metric = Metric {
+        name: "llmtail_log_offset_bytes",
+        kind: Kind::Gauge,
+        help: "Bytes read so far in the file the path names now.",
+        labels: "`log`",
+        source: "the reader",
+    };
+    pub const CONFIG_LAST_RELOAD_SUCCESSFUL: Metric = Metric {
+        name: "llmtail_config_last_reload_successful",
+        kind: Kind::Gauge,
+        help: "Whether the last configuration load (start-up, SIGHUP or /-/reload) succeeded; 0 means the config file has a mistake and the previous configuration is in force.",
+        labels: "",
+        source: "the agent, serving (not in --one-shot)",
+    };
+    pub const CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP: Metric = Metric {
+        name: "llmtail_config_last_reload_success_timestamp_seconds",
+        kind: Kind::Gauge,
+        help: "When the configuration in force was loaded.",
+        labels: "",
+        source: "the agent, serving (not in --one-shot)",
+    };
+    pub const BUILD_INFO: Metric = Metric {
+        name: "llmtail_build_info",
+        kind: Kind::Gauge,
+        help: "Always 1; the labels say which llmtail this is.",
+        labels: "`version`",
+        source: "the binary",
+    };
+
+    /// In exposition order.
+    pub const ALL: &[Metric] = &[
+        LINES_READ,
+        LINES_PARSED,
+        LINES_UNMATCHED,
+        LINES_REJECTED,
+        SERIES_REFUSED,
+        LINES_SKIPPED,
+        LAST_PARSED_TIMESTAMP,
+        ROTATIONS,
+        TRUNCATIONS,
+        OPEN_ERRORS,
+        OPEN,
+        OFFSET,
+        CONFIG_LAST_RELOAD_SUCCESSFUL,
+        CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP,
+        BUILD_INFO,
+    ];
+}
+
+/// `--max-series`.
+pub fn series_guard(max_series: usize) -> crate::state::SeriesGuard {
+    crate::state::SeriesGuard { max_series }
+}
+
+/// Every metric family, for validation and the README: each engine's table and per-log
+/// series, in exposition order, then the agent's own.
+pub fn all_metrics() -> Vec<Metric> {
+    struct Families(Vec<Metric>);
+    impl EngineVisitor for Families {
+        fn visit<E: Engine>(&mut self) {
+            self.0.extend(E::table().iter().map(|row| row.metric));
+            self.0.extend(E::log_metrics().iter().copied());
+        }
+    }
+    let mut families = Families(Vec::new());
+    engine::for_each_engine(&mut families);
+    families.0.extend(agent::ALL.iter().copied());
+    families.0
+}
+
+/// Every label name an engine's series get from llmtail: its units' and its rows' extra ones
+/// (`le` for a histogram). No `--label` may take one (`config::reserved_labels`).
+pub fn set_labels() -> Vec<&'static str> {
+    struct Labels(Vec<&'static str>);
+    impl EngineVisitor for Labels {
+        fn visit<E: Engine>(&mut self) {
+            self.0.extend(E::UNIT_LABELS);
+            for row in E::table() {
+                let label = match row.read {
+                    Reading::Histogram(_) => Some("le"),
+                    _ => row.extra_label(),
+                };
+                self.0.extend(label.filter(|l| !self.0.contains(l)));
+            }
+        }
+    }
+    let mut labels = Labels(Vec::new());
+    engine::for_each_engine(&mut labels);
+    labels.0.dedup();
+    labels.0
+}
+
+/// Every engine's labels note, for the README ([`Engine::LABELS_NOTE`]).
+fn labels_notes() -> Vec<&'static str> {
+    struct Notes(Vec<&'static str>);
+    impl EngineVisitor for Notes {
+        fn visit<E: Engine>(&mut self) {
+            self.0.push(E::LABELS_NOTE);
+        }
+    }
+    let mut notes = Notes(Vec::new());
+    engine::for_each_engine(&mut notes);
+    notes.0
+}
+
+/// The README's metric table, rendered from this catalog.
+pub fn markdown_table() -> String {
+    let mut out = format!("Every {}.\n\n", labels_notes().join("; every "));
+    out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
+    for m in all_metrics() {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            m.sample_name(),
+            m.kind.as_str(),
+            m.labels,
+            m.source
+        ));
+    }
+    out
+}
+
+/// Prometheus' metric-name grammar, `[a-zA-Z_:][a-zA-Z0-9_:]*`: the exposition writes names as
+/// they are, so the catalog's test checks every one.
+pub fn is_valid_metric_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b':')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+}
+
+/// Prometheus' label-name grammar, `[a-zA-Z_][a-zA-Z0-9_]*`, without the reserved `__` prefix.
+pub fn is_valid_label_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.starts_with("__")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::vllm::VllmEngine;
+
+    /// Found by the second break-it run: `--label request_type=x` was accepted and written
+    /// next to the family's own `request_type`, and promtool rejected the whole scrape
+    /// ("duplicate label names"). Every label a series gets from llmtail is reserved.
+    #[test]
+    fn every_label_llmtail_sets_is_reserved() {
+        for label in set_labels() {
+            assert!(
+                crate::config::reserved_labels().contains(&label),
+                "{label} is set by llmtail but a --label may take it"
+            );
+        }
+    }
+
+    /// What `llmtail_*_engine_overdue` tells that `llmtail_*_engine_up` cannot: the replay golden
+    /// `vllm-0.14.1-dp2-one-engine-overdue` shows it on a whole log.
+    #[test]
+    fn overdue_is_one_only_for_an_engine_that_stopped_logging_with_a_line_due() {
+        use crate::state::liveness::{DownReason, Status};
+        assert_eq!(overdue(Status::Down(DownReason::Overdue)), 1.0);
+        for status in [
+            Status::Up,
+            Status::Idle,
+            Status::Down(DownReason::Shutdown),
+            Status::Down(DownReason::Crash),
+        ] {
+            assert_eq!(overdue(status), 0.0, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn a_position_without_a_sample_has_no_series_and_the_others_keep_theirs() {
+        let metric = VLLM_ENGINE
+            .iter()
+            .find(|m| m.metric.name == "llmtail_vllm_spec_decode_acceptance_rate_per_position")
+            .unwrap();
+        let Reading::Labelled("position", read) = metric.read else {
+            panic!("per-position rates are labelled by position");
+        };
+        let mut engine = VllmEngine::default();
+        engine.spec_per_position = vec![Some(0.333), None, Some(0.182)];
+        assert_eq!(
+            read(&engine),
+            [("0".to_string(), 0.333), ("2".to_string(), 0.182)]
+        );
+    }
+
+    #[test]
+    fn every_name_is_a_valid_prometheus_name_and_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for m in all_metrics() {
+            assert!(is_valid_metric_name(m.name), "{}", m.name);
+            assert!(
+                !m.name.ends_with("_total"),
+                "{}: counters are named without _total",
+                m.name
+            );
+            assert!(seen.insert(m.name), "{} twice", m.name);
+            assert!(!m.help.is_empty() && !m.help.contains('\n') && !m.help.contains('\\'));
+        }
+    }
+
+    #[test]
+    fn vllm_names_are_vllms_own_or_ours() {
+        for m in VLLM_ENGINE {
+            assert!(
+                m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn trtllm_names_are_tritons_own_or_ours() {
+        for m in TRTLLM {
+            assert!(
+                m.metric.name.starts_with("nv_trt_llm_")
+                    || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    /// Names of our own are `llmtail_<engine>_...` for every engine: a series of ours never
+    /// wears a name another engine's exporter could own.
+    #[test]
+    fn our_own_names_name_their_engine() {
+        struct Check;
+        impl EngineVisitor for Check {
+            fn visit<E: Engine>(&mut self) {
+                for row in E::table() {
+                    let name = row.metric.name;
+                    if name.starts_with("llmtail_") {
+                        assert!(name.starts_with(&format!("llmtail_{}_", E::NAME)), "{name}");
+                    }
+                }
+            }
+        }
+        engine::for_each_engine(&mut Check);
+    }
+
+    #[test]
+    fn label_names_follow_the_grammar() {
+        assert!(is_valid_label_name("instance_group"));
+        assert!(!is_valid_label_name("__name__"));
+        assert!(!is_valid_label_name("9x"));
+        assert!(!is_valid_label_name("a-b"));
+    }
+}
+
+#[cfg(test)]
+mod readme {
+    /// The README's metric table is this catalog. `LLMTAIL_BLESS=1` rewrites it.
+    #[test]
+    fn the_readme_metric_table_is_rendered_from_the_catalog() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = ("<!-- metrics:begin -->\n", "<!-- metrics:end -->");
+        let start = readme
+            .find(begin)
+            .expect("README has the metrics:begin marker")
+            + begin.len();
+        let stop = readme.find(end).expect("README has the metrics:end marker");
+        let table = super::markdown_table();
+        if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
+            std::fs::write(
+                path,
+                format!("{}{}{}", &readme[..start], table, &readme[stop..]),
+            )
+            .unwrap();
+            return;
+        }
+        assert_eq!(
+            &readme[start..stop],
+            table,
+            "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme"
+        );
+    }
+}
