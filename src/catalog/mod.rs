@@ -6,7 +6,7 @@
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
 use crate::state::engine::{self, Engine, EngineVisitor};
-use crate::state::trtllm::Histogram;
+use crate::state::histogram::Histogram;
 
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
@@ -60,7 +60,8 @@ pub enum Reading<T: 'static> {
     Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
     /// The same, with label values the code names (Triton's families: one sample per type).
     LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
-    Histogram(fn(&T) -> &Histogram),
+    /// A histogram over these bucket bounds (seconds).
+    Histogram(&'static [f64], fn(&T) -> &Histogram),
 }
 
 impl<T> Clone for Reading<T> {
@@ -92,7 +93,7 @@ impl<T> Row<T> {
     pub fn extra_label(&self) -> Option<&'static str> {
         match self.read {
             Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
-            Reading::One(_) | Reading::Histogram(_) => None,
+            Reading::One(_) | Reading::Histogram(..) => None,
         }
     }
 }
@@ -327,7 +328,7 @@ pub fn set_labels() -> Vec<&'static str> {
             self.0.extend(E::UNIT_LABELS);
             for row in E::table() {
                 let label = match row.read {
-                    Reading::Histogram(_) => Some("le"),
+                    Reading::Histogram(..) => Some("le"),
                     _ => row.extra_label(),
                 };
                 self.0.extend(label.filter(|l| !self.0.contains(l)));

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, Kind, Metric, Reading, Row};
 use crate::state::engine::{self, Engine, EngineVisitor};
+use crate::state::histogram::Histogram;
 use crate::state::liveness::Status;
-use crate::state::trtllm::Histogram;
 use crate::state::{LogState, State};
 
 /// The two text formats we serve.
@@ -188,13 +188,13 @@ impl Exposition {
         out.push('\n');
     }
 
-    fn histogram(&mut self, name: &str, common: &str, histogram: &Histogram) {
+    fn histogram(&mut self, name: &str, common: &str, bounds: &[f64], histogram: &Histogram) {
         let mut buf = String::new();
         let _ = write!(self.out, "{name}_sum{{{common}}} ");
         push_value(&mut self.out, histogram.sum);
         let _ = writeln!(self.out, "\n{name}_count{{{common}}} {}", histogram.count);
         let mut cumulative = 0;
-        for (bound, count) in histogram.buckets() {
+        for (bound, count) in histogram.buckets(bounds) {
             cumulative += count;
             buf.clear();
             push_value(&mut buf, bound);
@@ -292,7 +292,7 @@ impl Exposition {
                             .map(move |(v, x)| (common, Some((name, Cow::Borrowed(v))), x))
                     })
                     .collect(),
-                Reading::Histogram(read) => {
+                Reading::Histogram(bounds, read) => {
                     let histograms: Vec<_> = shown
                         .iter()
                         .map(|(common, unit)| (common, read(unit)))
@@ -301,7 +301,7 @@ impl Exposition {
                     if !histograms.is_empty() {
                         self.family(&row.metric);
                         for (common, histogram) in histograms {
-                            self.histogram(row.metric.name, common, histogram);
+                            self.histogram(row.metric.name, common, bounds, histogram);
                         }
                     }
                     continue;
@@ -331,8 +331,13 @@ impl Exposition {
         }
         for (metric, samples) in families {
             self.family(metric);
+            let suffix = if metric.kind == Kind::Counter {
+                "_total"
+            } else {
+                ""
+            };
             for (common, value) in samples {
-                self.sample(metric.name, "", None, common, value);
+                self.sample(metric.name, suffix, None, common, value);
             }
         }
     }

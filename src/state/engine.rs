@@ -27,11 +27,12 @@ use llmtail_grammars::Parsed;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::histogram::Histogram;
 use super::liveness::Status;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
-use crate::catalog::{Metric, Row};
+use crate::catalog::{Metric, Reading, Row};
 
 /// Every engine, in exposition order: the agent's one list of engines.
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
@@ -110,9 +111,15 @@ pub trait Engine:
     }
 
     /// What one unit costs against `--max-series`: a series per row (a labelled row counted
-    /// once: its samples are few, or capped).
+    /// once: its samples are few, or capped), a histogram's buckets, `+Inf`, sum and count.
     fn series_per_unit() -> usize {
-        Self::table().len()
+        Self::table()
+            .iter()
+            .map(|row| match row.read {
+                Reading::Histogram(bounds, _) => Histogram::series(bounds),
+                _ => 1,
+            })
+            .sum()
     }
 
     /// The state of a log just found.
@@ -150,6 +157,12 @@ pub trait Engine:
 
     /// Whether a unit is up, idle or down.
     fn status(unit: &Self::Unit) -> Status;
+
+    /// Whether each engine of the log is up, idle or down, for the landing page's summary: one
+    /// per unit, unless a unit is not an engine (an Ollama server's units are its routes).
+    fn statuses(&self) -> Vec<Status> {
+        self.each_unit().into_iter().map(Self::status).collect()
+    }
 
     /// The model the log's own lines name, for the landing page.
     fn model_name(&self) -> Option<&str> {
@@ -227,7 +240,7 @@ impl<E: Engine> EngineState for E {
     }
 
     fn statuses(&self) -> Vec<Status> {
-        self.each_unit().into_iter().map(E::status).collect()
+        Engine::statuses(self)
     }
 
     fn model_name(&self) -> Option<&str> {

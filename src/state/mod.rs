@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod float;
+pub mod histogram;
 pub mod liveness;
 pub mod pacing;
 pub mod trtllm;
