@@ -8,6 +8,10 @@
 use crate::state::engine::{self, Engine, EngineVisitor};
 use crate::state::histogram::Histogram;
 
+pub use ollama::{
+    OLLAMA_LOADED_RUNNERS, OLLAMA_LOG, OLLAMA_ROUTE, OLLAMA_RUNNER_LOADS,
+    OLLAMA_RUNNER_LOAD_SECONDS,
+};
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -157,6 +161,7 @@ macro_rules! trtllm_metric {
 }
 
 // After the macros: the tables use them.
+mod ollama;
 mod trtllm;
 mod vllm;
 

@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::histogram::Histogram;
 use super::liveness::Status;
+use super::ollama::OllamaLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
@@ -38,6 +39,7 @@ use crate::catalog::{Metric, Reading, Row};
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
+    visitor.visit::<OllamaLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod float;
 pub mod histogram;
 pub mod liveness;
+pub mod ollama;
 pub mod pacing;
 pub mod trtllm;
 pub mod version;
@@ -87,7 +88,7 @@ impl Refused {
             Refused::TrtllmRank => "a TensorRT-LLM rank",
             Refused::TritonSlot => "a Triton process id (pid slot)",
             Refused::SpecPosition => "per-position acceptance rates past the cap",
-            Refused::MaxSeries => "a new engine or rank (--max-series)",
+            Refused::MaxSeries => "a new engine, rank or route (--max-series)",
         }
     }
 
