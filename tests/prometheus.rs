@@ -656,3 +656,59 @@ fn a_real_prometheus_scrapes_tgis_and_teis_families_from_their_logs() {
     );
     server.wait_for("llmtail_lines_rejected_total{grammar=\"tgi_request\"}", 1.0);
 }
+
+/// Ollama's families from its replay log (journald, French months): the request counter by
+/// route and status, the duration histogram, the per-log runner series. The values are the
+/// golden's, counted by hand from the log (fixtures/README.md, "Ollama").
+#[test]
+fn a_real_prometheus_scrapes_ollamas_families_from_an_ollama_journal() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/ollama-0.11-journald-fr-rocm-crash.log";
+    let agent = RunningAgent::start(&["--log", log]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    let chat = "method=\"POST\",path=\"/api/chat\"";
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for("sum(llmtail_ollama_http_requests_total)", 16.0);
+    server.wait_for(
+        &format!("llmtail_ollama_http_requests_total{{{chat},status=\"500\"}}"),
+        1.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_requests_total{{{chat},status=\"200\"}}"),
+        2.0,
+    );
+    // A scanner's `GET /.env` and `PROPFIND /`: bounded to `other`.
+    server.wait_for(
+        "llmtail_ollama_http_requests_total{method=\"GET\",path=\"other\",status=\"404\"}",
+        1.0,
+    );
+    server.wait_for(
+        "llmtail_ollama_http_requests_total{method=\"other\",path=\"/\",status=\"404\"}",
+        1.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_request_duration_seconds_count{{{chat}}}"),
+        3.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_request_duration_seconds_sum{{{chat}}}"),
+        127.06713812,
+    );
+    // 23.2 s and 28.9 s are under 30 s; the 1m15s chat is not.
+    server.wait_for(
+        &format!(
+            "llmtail_ollama_http_request_duration_seconds_bucket{{{chat},le=~\"30(\\\\.0)?\"}}"
+        ),
+        2.0,
+    );
+    server.wait_for("llmtail_ollama_runner_load_seconds", 7.02);
+    server.wait_for("llmtail_ollama_runner_loads_total", 3.0);
+    server.wait_for("llmtail_ollama_loaded_runners", 2.0);
+    server.wait_for(
+        "llmtail_lines_parsed_total{grammar=\"ollama_request\"}",
+        16.0,
+    );
+}

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{lmdeploy, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
 
 use crate::borrowed_from;
 
@@ -106,6 +106,10 @@ pub fn read(data: &[u8]) {
             record: Record::Tgi(_),
             ..
         }) => Some(tgi::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Ollama(_),
+            ..
+        }) => Some(ollama::read(&line)),
         _ => None,
     };
     if let Some(own) = own {
@@ -199,6 +203,37 @@ pub fn trtllm(data: &[u8]) {
     let _ = trtllm::iter_log::parse(&line);
     let _ = trtllm::startup::parse(&line, None);
     let _ = trtllm::startup::parse(&line, Some(3));
+}
+
+/// Ollama's grammar and its productions (gin's line, the Go duration, the server records), on
+/// any line: a request's latency and a load time are never negative nor absurd, a status is
+/// one gin can send.
+pub fn ollama(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = ollama::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("ollama_"), "{grammar}"),
+        Outcome::Parsed(p) => {
+            assert!(matches!(p.record, Record::Ollama(_)), "{p:?}");
+            assert!(p.time.is_some(), "an Ollama record without its time: {p:?}");
+        }
+        Outcome::Unmatched => {}
+    }
+    if let Some((t, request)) = ollama::gin::parse(&line) {
+        time(&t, &line);
+        for part in [request.client, request.method, request.path] {
+            assert!(borrowed_from(part, &line), "{part:?} in {line:?}");
+        }
+    }
+    if let Some((t, _)) = ollama::server::parse(&line) {
+        time(&t, &line);
+    }
+    // A duration consumes a prefix and is never NaN.
+    if let Ok((rest, seconds)) = ollama::gin::duration(&line) {
+        assert!(line.ends_with(rest), "{rest:?} is not the rest of {line:?}");
+        assert!(!seconds.is_nan(), "duration of {line:?} is NaN");
+    }
 }
 
 /// The JSON readers of formats A and B: the full (loose) parser, the fast flat scanner, the

@@ -11,6 +11,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use llmtail_grammars::llamacpp::LlamacppRecord;
 use llmtail_grammars::lmdeploy::LmdeployRecord;
+use llmtail_grammars::ollama::OllamaRecord;
 use llmtail_grammars::tgi::TgiRecord;
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
@@ -36,6 +37,12 @@ const LLAMACPP_EVAL: &str = "5.27.453.097 I slot print_timing: id  0 | task 160 
 const LLAMACPP_JSON: &str = r#"{"tid":"14964","timestamp":1717067386,"level":"INFO","function":"print_timings","line":321,"msg":"prompt eval time     =    2684.39 ms /    27 tokens (   99.42 ms per token,    10.06 tokens per second)","id_slot":0,"id_task":19,"t_prompt_processing":2684.386,"n_prompt_tokens_processed":27,"t_token":99.4217037037037,"n_tokens_second":10.058166001461787}"#;
 const LMDEPLOY_STATS: &str = "[2026-03-10 09:00:20 DP3] Avg thr (in/out): 0.0 / 912.8 tokens/s, Server (succeeded/failed/routed/waiting): 131 / 2 / 36 / 0, Engine (running/waiting): 36 / 0, KV cache: 51.0%, Prefix cache hit rate: 38.9%, ";
 const LMDEPLOY_0_10_STATS: &str = "[2025-09-18 11:02:40 DP0] Avg prompt throughput: 1536.4 tokens/s, Avg generation throughput: 212.7 tokens/s, Finished: 118 reqs, Unfinished: 14 reqs, Running: 12 reqs, Waiting: 2 reqs, GPU KV cache usage: 37.5%";
+
+const OLLAMA_GIN: &str =
+    r#"[GIN] 2025/09/11 - 00:42:16 | 200 |      697.23µs |      172.17.0.2 | GET      "/api/tags""#;
+/// A line the first stage stops at (`unner`) that no grammar reads: what Ollama's runner anchors
+/// cost the lines around them.
+const OLLAMA_WAITING: &str = r#"time=2025-09-11T00:42:50.484+02:00 level=INFO source=server.go:1250 msg="waiting for llama runner to start responding""#;
 
 const ACCESS: &str = r#"(APIServer pid=812) INFO:     10.12.0.5:52000 - "POST /v1/chat/completions HTTP/1.1" 200 OK"#;
 
@@ -122,6 +129,10 @@ fn grammars(c: &mut Criterion) {
             matches!(&p.record, Record::Tgi(TgiRecord::Request(r))
                 if r.span == "chat_completions" && r.validation_ns == 561_042)
         }),
+        ("ollama_gin", OLLAMA_GIN, |p| {
+            matches!(&p.record, Record::Ollama(OllamaRecord::Request(r))
+                if r.status == 200 && r.path == "/api/tags")
+        }),
     ];
     let mut group = c.benchmark_group("grammar");
     for &(name, line, check) in cases {
@@ -137,17 +148,18 @@ fn dispatch(c: &mut Criterion) {
     let near_miss = request_line(2000, true);
     let plain_miss_2k = request_line(2000, false);
     let plain_miss_20k = request_line(20_000, false);
-    let cases: [(&str, &str, bool); 7] = [
+    let cases: &[(&str, &str, bool)] = &[
         ("match_v1_stats", V1_STATS, true),
         ("match_tgi_success", TGI_SUCCESS, true),
         ("near_miss_tgi_connected", TGI_CONNECTED, false),
+        ("plain_miss_ollama_runner_word", OLLAMA_WAITING, false),
         ("near_miss_request_2k", &near_miss, false),
         ("plain_miss_access", ACCESS, false),
         ("plain_miss_request_2k", &plain_miss_2k, false),
         ("plain_miss_request_20k", &plain_miss_20k, false),
     ];
     let mut group = c.benchmark_group("dispatch");
-    for (name, line, matches) in cases {
+    for &(name, line, matches) in cases {
         assert_eq!(parse(line).is_some(), matches, "{name}");
         // The near miss passes the prefilter and is rejected by the grammar.
         assert_eq!(

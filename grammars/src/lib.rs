@@ -16,6 +16,7 @@ pub mod domain;
 pub mod llamacpp;
 pub mod lmdeploy;
 pub mod number;
+pub mod ollama;
 mod records;
 pub mod tgi;
 pub mod time;
@@ -54,6 +55,7 @@ pub enum Record<'a> {
     Llamacpp(llamacpp::LlamacppRecord),
     Lmdeploy(lmdeploy::LmdeployRecord),
     Tgi(tgi::TgiRecord<'a>),
+    Ollama(ollama::OllamaRecord<'a>),
 }
 
 impl Record<'_> {
@@ -66,6 +68,7 @@ impl Record<'_> {
             Record::Llamacpp(r) => r.grammar(),
             Record::Lmdeploy(r) => r.grammar(),
             Record::Tgi(r) => r.grammar(),
+            Record::Ollama(r) => r.grammar(),
         }
     }
 
@@ -78,6 +81,7 @@ impl Record<'_> {
             Record::Llamacpp(r) => r.possible(),
             Record::Lmdeploy(r) => r.possible(),
             Record::Tgi(r) => r.possible(),
+            Record::Ollama(r) => r.possible(),
         }
     }
 }
@@ -111,6 +115,7 @@ pub static ENGINES: &[&EngineGrammar] = &[
     &llamacpp::GRAMMAR,
     &lmdeploy::GRAMMAR,
     &tgi::GRAMMAR,
+    &ollama::GRAMMAR,
 ];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.

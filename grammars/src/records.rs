@@ -203,6 +203,8 @@ fn holds_every_byte(outcome: &Outcome<'_>) -> bool {
         // Read from the line's end (`: Success`, the capacity's number) or as one JSON object:
         // a record glued after it would have failed the read.
         Record::Tgi(_) => true,
+        // Every Ollama record is a whole line: its grammars read to the end.
+        Record::Ollama(_) => true,
         _ => false,
     }
 }

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row};
 use crate::state::engine::{self, Engine, EngineVisitor};
+
 use crate::state::liveness::Status;
 use crate::state::{LogState, State};
 
@@ -337,8 +338,13 @@ impl Exposition {
         }
         for (metric, samples) in families {
             self.family(metric);
+            let suffix = if metric.kind == Kind::Counter {
+                "_total"
+            } else {
+                ""
+            };
             for (common, value) in samples {
-                self.sample(metric.name, "", None, common, value);
+                self.sample(metric.name, suffix, None, common, value);
             }
         }
     }
