@@ -171,7 +171,7 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
     server.wait_for("llmtail_lines_parsed_total{grammar=\"vllm_stats\"}", 2.0);
 }
 
-/// promtool lints names; the only complaints allowed are about vLLM's and llama-server's own names, which
+/// promtool lints names; the only complaints allowed are about the engines' own names, which
 /// dashboards depend on and we must not change. Every fixture log's exposition (each read as
 /// of its own last line, so that its engines are up): every family.
 #[test]
@@ -252,8 +252,12 @@ fn lint(promtool: &Path, metrics: &str) {
         "promtool failed to parse:\n{report}"
     );
     for problem in report.lines().filter(|l| !l.trim().is_empty()) {
-        // vLLM's and llama-server's own names, which their users' dashboards type.
-        let native_name = problem.starts_with("vllm:") || problem.starts_with("llamacpp:");
+        // The engines' own names (`vllm:`, `llamacpp:`, `lmdeploy:`, ...), which their users'
+        // dashboards type: only they have a ':'.
+        let native_name = problem
+            .split_whitespace()
+            .next()
+            .is_some_and(|name| name.contains(':'));
         let allowed = native_name
             && (problem.ends_with("metric names should not contain ':'")
                 || problem.ends_with("metric names should not contain abbreviated units"));
@@ -531,7 +535,7 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
     let named = rules
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .filter(|w| {
-            ["vllm:", "llmtail_", "nv_trt_llm_"]
+            ["vllm:", "lmdeploy:", "llmtail_", "nv_trt_llm_"]
                 .iter()
                 .any(|p| w.starts_with(p))
         });
@@ -541,6 +545,47 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
             "an alert names {name}, which llmtail does not export"
         );
     }
+}
+
+/// LMDeploy's families under its own names and labels (`model_name`, `engine` = the DP rank),
+/// from the 0.14 replay log, read a few seconds after its last line so that both ranks are up.
+#[test]
+fn a_real_prometheus_scrapes_lmdeploy_series_with_the_values_the_log_printed() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/lmdeploy-0.14-dp2-pytorch.log";
+    // The last line is `[2026-03-10 09:01:00 DP1] ...`, read as UTC.
+    let agent =
+        RunningAgent::start_at(&["--log", log, "--model-name", "qwen3-8b"], 1_773_133_265.0);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    let rank = |n: u32| format!("model_name=\"qwen3-8b\",engine=\"{n}\"");
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        &format!("lmdeploy:num_requests_succeeded{{{}}}", rank(0)),
+        209.0,
+    );
+    server.wait_for(&format!("lmdeploy:num_requests_failed{{{}}}", rank(1)), 3.0);
+    server.wait_for(
+        &format!("lmdeploy:prefix_cache_hit_rate{{{}}}", rank(0)),
+        0.415,
+    );
+    server.wait_for(
+        &format!("lmdeploy:gpu_cache_usage_perc{{{}}}", rank(1)),
+        0.0,
+    );
+    // 10 s x the sum of the rank's `in` and `out` throughputs.
+    server.wait_for(
+        &format!("lmdeploy:prompt_tokens_total{{{}}}", rank(1)),
+        31568.0,
+    );
+    server.wait_for("sum(lmdeploy:generation_tokens_total)", 38878.0 + 21302.0);
+    server.wait_for("sum(llmtail_lmdeploy_engine_up)", 2.0);
+    server.wait_for(
+        "llmtail_lines_parsed_total{grammar=\"lmdeploy_stats\"}",
+        11.0,
+    );
 }
 
 /// TGI's and TEI's own families, rebuilt from the replay logs' `Success` events (text with ANSI

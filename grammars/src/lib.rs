@@ -14,6 +14,7 @@
 
 pub mod domain;
 pub mod llamacpp;
+pub mod lmdeploy;
 pub mod number;
 mod records;
 pub mod tgi;
@@ -36,7 +37,8 @@ pub struct Parsed<'a> {
     /// The timestamp in the record head, when the engine's logger printed one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<LogTime>,
-    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present.
+    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present
+    /// (LMDeploy's data-parallel rank is in its record).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<&'a str>,
     #[serde(flatten)]
@@ -50,6 +52,7 @@ pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
     Llamacpp(llamacpp::LlamacppRecord),
+    Lmdeploy(lmdeploy::LmdeployRecord),
     Tgi(tgi::TgiRecord<'a>),
 }
 
@@ -61,6 +64,7 @@ impl Record<'_> {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
             Record::Llamacpp(r) => r.grammar(),
+            Record::Lmdeploy(r) => r.grammar(),
             Record::Tgi(r) => r.grammar(),
         }
     }
@@ -72,6 +76,7 @@ impl Record<'_> {
             Record::Vllm(r) => r.possible(),
             Record::Trtllm(r) => r.possible(),
             Record::Llamacpp(r) => r.possible(),
+            Record::Lmdeploy(r) => r.possible(),
             Record::Tgi(r) => r.possible(),
         }
     }
@@ -104,6 +109,7 @@ pub static ENGINES: &[&EngineGrammar] = &[
     &vllm::GRAMMAR,
     &trtllm::GRAMMAR,
     &llamacpp::GRAMMAR,
+    &lmdeploy::GRAMMAR,
     &tgi::GRAMMAR,
 ];
 

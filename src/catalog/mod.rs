@@ -8,6 +8,7 @@
 use crate::state::engine::{self, Engine, EngineVisitor};
 
 pub use llamacpp::LLAMACPP;
+pub use lmdeploy::LMDEPLOY;
 pub use tgi::TGI;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
@@ -184,6 +185,7 @@ macro_rules! trtllm_metric {
 
 // After the macros: the tables use them.
 mod llamacpp;
+mod lmdeploy;
 mod tgi;
 mod trtllm;
 mod vllm;
@@ -501,6 +503,18 @@ mod tests {
             assert!(
                 m.metric.name.starts_with("nv_trt_llm_")
                     || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn lmdeploy_names_are_lmdeploys_own_or_ours() {
+        for m in LMDEPLOY {
+            assert!(
+                m.metric.name.starts_with("lmdeploy:")
+                    || m.metric.name.starts_with("llmtail_lmdeploy_"),
                 "{}",
                 m.metric.name
             );

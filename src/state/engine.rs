@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::liveness::Status;
 use super::llamacpp::LlamacppLog;
+use super::lmdeploy::LmdeployLog;
 use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
@@ -40,6 +41,7 @@ pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
     visitor.visit::<LlamacppLog>();
+    visitor.visit::<LmdeployLog>();
     visitor.visit::<TgiLog>();
 }
 
