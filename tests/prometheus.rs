@@ -171,7 +171,7 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
     server.wait_for("llmtail_lines_parsed_total{grammar=\"vllm_stats\"}", 2.0);
 }
 
-/// promtool lints names; the only complaints allowed are about vLLM's and LMDeploy's own names, which
+/// promtool lints names; the only complaints allowed are about vLLM's, llama-server's and LMDeploy's own names, which
 /// dashboards depend on and we must not change. Every fixture log's exposition (each read as
 /// of its own last line, so that its engines are up): every family.
 #[test]
@@ -252,9 +252,11 @@ fn lint(promtool: &Path, metrics: &str) {
         "promtool failed to parse:\n{report}"
     );
     for problem in report.lines().filter(|l| !l.trim().is_empty()) {
-        // The engines' own names, which their users' dashboards type.
-        let vllm_name = problem.starts_with("vllm:") || problem.starts_with("lmdeploy:");
-        let allowed = vllm_name
+        // vLLM's, llama-server's and LMDeploy's own names, which their users' dashboards type.
+        let native_name = problem.starts_with("vllm:")
+            || problem.starts_with("llamacpp:")
+            || problem.starts_with("lmdeploy:");
+        let allowed = native_name
             && (problem.ends_with("metric names should not contain ':'")
                 || problem.ends_with("metric names should not contain abbreviated units"));
         assert!(allowed, "promtool: {problem}");
@@ -373,6 +375,81 @@ fn a_real_prometheus_scrapes_the_iteration_stats_fields_tritons_exporter_drops()
     server.wait_for(
         "llmtail_trtllm_kv_cache_alloc_new_blocks_total",
         last["kvCacheStats"]["allocNewBlocks"].as_f64().unwrap(),
+    );
+}
+
+/// llama-server's families from two replay logs, one of them in router mode: the native
+/// counters and busy gauge per slot (and port), the histograms and the draft counters, with the
+/// values the logs printed (fixtures/README.md lists them).
+#[test]
+fn a_real_prometheus_scrapes_llama_servers_families_per_slot_and_port() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let agent = RunningAgent::start(&[
+        "--log",
+        "fixtures/replay/llamacpp-2026-np2-draft.log",
+        "--log",
+        "fixtures/replay/llamacpp-2026-router-block.log",
+    ]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+    let np2 = "log=\"fixtures/replay/llamacpp-2026-np2-draft.log\"";
+    let router = "log=\"fixtures/replay/llamacpp-2026-router-block.log\"";
+
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        &format!("llamacpp:prompt_tokens_total{{{np2},slot=\"0\"}}"),
+        455.0,
+    );
+    server.wait_for(
+        &format!("llamacpp:prompt_seconds_total{{{np2},slot=\"1\"}}"),
+        1.84322,
+    );
+    server.wait_for(
+        &format!("sum(llamacpp:tokens_predicted_total{{{np2}}})"),
+        730.0,
+    );
+    server.wait_for(
+        &format!("llamacpp:tokens_predicted_seconds_total{{{np2},slot=\"1\"}}"),
+        12.0045,
+    );
+    server.wait_for(&format!("sum(llamacpp:requests_processing{{{np2}}})"), 1.0);
+    server.wait_for(
+        &format!("llamacpp:requests_processing{{{np2},slot=\"1\"}}"),
+        1.0,
+    );
+    server.wait_for(
+        &format!("llmtail_llamacpp_draft_accepted_tokens_total{{{np2},slot=\"0\"}}"),
+        204.0,
+    );
+    server.wait_for(
+        &format!("llmtail_llamacpp_draft_generated_tokens_total{{{np2},slot=\"0\"}}"),
+        329.0,
+    );
+    server.wait_for(
+        &format!("llmtail_llamacpp_prompt_eval_seconds_bucket{{{np2},slot=\"0\",le=\"0.075\"}}"),
+        2.0,
+    );
+    server.wait_for(
+        &format!("llmtail_llamacpp_time_per_output_token_seconds_count{{{np2},slot=\"0\"}}"),
+        3.0,
+    );
+    // Router mode: the child's port is a label; a header's continuation lines are its slot's.
+    server.wait_for(
+        &format!("llamacpp:tokens_predicted_total{{{router},port=\"42027\",slot=\"0\"}}"),
+        192.0,
+    );
+    server.wait_for(
+        &format!("llamacpp:prompt_tokens_total{{{router},port=\"38455\",slot=\"1\"}}"),
+        1310.0,
+    );
+    server.wait_for(
+        &format!("sum by (port) (llamacpp:requests_processing{{{router},port=\"38455\"}})"),
+        0.0,
+    );
+    server.wait_for(
+        "sum(llmtail_lines_parsed_total{grammar=\"llamacpp_timing\"})",
+        24.0,
     );
 }
 

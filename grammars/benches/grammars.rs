@@ -9,6 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use llmtail_grammars::llamacpp::LlamacppRecord;
 use llmtail_grammars::lmdeploy::LmdeployRecord;
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
@@ -25,6 +26,8 @@ const TRITON: &str = r#"I0510 07:57:30.770724 21661 model_instance_state.cc:840]
 const ITERATION_STATS: &str = r#"[TensorRT-LLM][INFO] {"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":1,"numPausedRequests":0,"numScheduledRequests":1},"iter":60,"iterLatencyMS":13.021209,"kvCacheStats":{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":1,"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:34.140189"}"#;
 const ITER_LOG: &str = "[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, currank_total_requests = 0/0, elapsed_time = 0.005060911178588867s, timestamp = 2025-04-28 09:56:44, states = {'num_ctx_requests': 0, 'num_ctx_tokens': 0, 'num_generation_tokens': 16}";
 
+const LLAMACPP_EVAL: &str = "5.27.453.097 I slot print_timing: id  0 | task 160 |        eval time =    5729.20 ms /    96 tokens (   60.31 ms per token,    16.58 tokens per second)";
+const LLAMACPP_JSON: &str = r#"{"tid":"14964","timestamp":1717067386,"level":"INFO","function":"print_timings","line":321,"msg":"prompt eval time     =    2684.39 ms /    27 tokens (   99.42 ms per token,    10.06 tokens per second)","id_slot":0,"id_task":19,"t_prompt_processing":2684.386,"n_prompt_tokens_processed":27,"t_token":99.4217037037037,"n_tokens_second":10.058166001461787}"#;
 const LMDEPLOY_STATS: &str = "[2026-03-10 09:00:20 DP3] Avg thr (in/out): 0.0 / 912.8 tokens/s, Server (succeeded/failed/routed/waiting): 131 / 2 / 36 / 0, Engine (running/waiting): 36 / 0, KV cache: 51.0%, Prefix cache hit rate: 38.9%, ";
 const LMDEPLOY_0_10_STATS: &str = "[2025-09-18 11:02:40 DP0] Avg prompt throughput: 1536.4 tokens/s, Avg generation throughput: 212.7 tokens/s, Finished: 118 reqs, Unfinished: 14 reqs, Running: 12 reqs, Waiting: 2 reqs, GPU KV cache usage: 37.5%";
 
@@ -88,6 +91,14 @@ fn grammars(c: &mut Criterion) {
             ITER_LOG,
             |p| matches!(&p.record, Record::Trtllm(TrtllmRecord::Iteration(it)) if it.iteration == Some(198)),
         ),
+        ("llamacpp_timing", LLAMACPP_EVAL, |p| {
+            matches!(&p.record, Record::Llamacpp(LlamacppRecord::Eval(e))
+                if e.tokens == 96 && e.origin.slot == Some(0))
+        }),
+        ("llamacpp_server_log_json", LLAMACPP_JSON, |p| {
+            matches!(&p.record, Record::Llamacpp(LlamacppRecord::PromptEval(e))
+                if e.tokens == 27 && e.time_ms == 2684.386)
+        }),
         // vLLM's grammar is asked first and gives these lines up: the cost includes that.
         ("lmdeploy_stats", LMDEPLOY_STATS, |p| {
             matches!(&p.record, Record::Lmdeploy(LmdeployRecord::Stats(s))

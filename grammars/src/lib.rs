@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod llamacpp;
 pub mod lmdeploy;
 pub mod number;
 mod records;
@@ -49,6 +50,7 @@ pub struct Parsed<'a> {
 pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
+    Llamacpp(llamacpp::LlamacppRecord),
     Lmdeploy(lmdeploy::LmdeployRecord),
 }
 
@@ -59,6 +61,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
+            Record::Llamacpp(r) => r.grammar(),
             Record::Lmdeploy(r) => r.grammar(),
         }
     }
@@ -69,6 +72,7 @@ impl Record<'_> {
         match self {
             Record::Vllm(r) => r.possible(),
             Record::Trtllm(r) => r.possible(),
+            Record::Llamacpp(r) => r.possible(),
             Record::Lmdeploy(r) => r.possible(),
         }
     }
@@ -97,7 +101,12 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &lmdeploy::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[
+    &vllm::GRAMMAR,
+    &trtllm::GRAMMAR,
+    &llamacpp::GRAMMAR,
+    &lmdeploy::GRAMMAR,
+];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

@@ -8,6 +8,7 @@
 use crate::state::engine::{self, Engine, EngineVisitor};
 use crate::state::trtllm::Histogram;
 
+pub use llamacpp::LLAMACPP;
 pub use lmdeploy::LMDEPLOY;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
@@ -157,6 +158,7 @@ macro_rules! trtllm_metric {
 }
 
 // After the macros: the tables use them.
+mod llamacpp;
 mod lmdeploy;
 mod trtllm;
 mod vllm;
@@ -209,7 +211,7 @@ pub mod agent {
     pub const SERIES_REFUSED: Metric = Metric {
         name: "llmtail_series_refused",
         kind: Kind::Counter,
-        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks or 256 Triton process slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
+        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks, 256 Triton process slots or 1024 llama-server slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
         labels: "`log`",
         source: "a record naming an engine, rank or process the caps leave no room for",
     };

@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::liveness::Status;
+use super::llamacpp::LlamacppLog;
 use super::lmdeploy::LmdeployLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
@@ -38,6 +39,7 @@ use crate::catalog::{Metric, Row};
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
+    visitor.visit::<LlamacppLog>();
     visitor.visit::<LmdeployLog>();
 }
 
@@ -225,7 +227,12 @@ impl<E: Engine> EngineState for E {
     }
 
     fn series(&self) -> usize {
-        self.unit_count() * E::series_per_unit()
+        // Asked twice per record for every engine: an engine without units costs no walk of
+        // its table.
+        match self.unit_count() {
+            0 => 0,
+            units => units * E::series_per_unit(),
+        }
     }
 
     fn statuses(&self) -> Vec<Status> {

@@ -7,6 +7,7 @@
 pub mod engine;
 pub mod float;
 pub mod liveness;
+pub mod llamacpp;
 pub mod lmdeploy;
 pub mod pacing;
 pub mod trtllm;
@@ -52,6 +53,9 @@ pub mod caps {
     /// Triton lines carry a process id: a slot per Triton instance writing the log at once
     /// (a restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
     pub const TRITON_SLOTS_PER_LOG: usize = 256;
+    /// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU
+    /// serves), of every router child writing the log: 1,024 in all.
+    pub const LLAMACPP_SLOTS_PER_LOG: usize = 1024;
     /// LMDeploy's `DPn` is its data-parallel rank, one stats line each per interval; its
     /// largest deployments (DeepSeek wide expert parallelism) run DP 32 to 144. 1,024 is
     /// vLLM's cap for the same rank.
@@ -78,6 +82,7 @@ pub enum Refused {
     VllmEngine,
     TrtllmRank,
     TritonSlot,
+    LlamacppSlot,
     LmdeployRank,
     /// Positions past the cap are dropped; the rest of the line is kept.
     SpecPosition,
@@ -91,6 +96,7 @@ impl Refused {
             Refused::VllmEngine => "a vLLM engine index (Engine NNN:)",
             Refused::TrtllmRank => "a TensorRT-LLM rank",
             Refused::TritonSlot => "a Triton process id (pid slot)",
+            Refused::LlamacppSlot => "a llama-server slot (id N, per router port)",
             Refused::LmdeployRank => "an LMDeploy data-parallel rank (DPn)",
             Refused::SpecPosition => "per-position acceptance rates past the cap",
             Refused::MaxSeries => "a new engine or rank (--max-series)",
@@ -102,6 +108,7 @@ impl Refused {
             Refused::VllmEngine => caps::VLLM_ENGINES_PER_LOG,
             Refused::TrtllmRank => caps::TRTLLM_RANKS_PER_LOG,
             Refused::TritonSlot => caps::TRITON_SLOTS_PER_LOG,
+            Refused::LlamacppSlot => caps::LLAMACPP_SLOTS_PER_LOG,
             Refused::LmdeployRank => caps::LMDEPLOY_RANKS_PER_LOG,
             Refused::SpecPosition => caps::SPEC_POSITIONS,
             Refused::MaxSeries => guard.max_series,
