@@ -59,7 +59,7 @@ fn request_line(len: usize, near_miss: bool) -> String {
 }
 
 fn grammars(c: &mut Criterion) {
-    let cases: [(&str, &str, Check); 9] = [
+    let cases: [(&str, &str, Check); 11] = [
         ("vllm_v1_stats", V1_STATS, |p| {
             matches!(&p.record, Record::Vllm(VllmRecord::Stats(s))
                 if s.running == Some(14) && s.waiting == Some(2) && s.engine == Some(0))
