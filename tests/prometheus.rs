@@ -171,7 +171,7 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
     server.wait_for("llmtail_lines_parsed_total{grammar=\"vllm_stats\"}", 2.0);
 }
 
-/// promtool lints names; the only complaints allowed are about vLLM's, llama-server's and LMDeploy's own names, which
+/// promtool lints names; the only complaints allowed are about the engines' own names, which
 /// dashboards depend on and we must not change. Every fixture log's exposition (each read as
 /// of its own last line, so that its engines are up): every family.
 #[test]
@@ -252,10 +252,12 @@ fn lint(promtool: &Path, metrics: &str) {
         "promtool failed to parse:\n{report}"
     );
     for problem in report.lines().filter(|l| !l.trim().is_empty()) {
-        // vLLM's, llama-server's and LMDeploy's own names, which their users' dashboards type.
-        let native_name = problem.starts_with("vllm:")
-            || problem.starts_with("llamacpp:")
-            || problem.starts_with("lmdeploy:");
+        // The engines' own names (`vllm:`, `llamacpp:`, `lmdeploy:`, ...), which their users'
+        // dashboards type: only they have a ':'.
+        let native_name = problem
+            .split_whitespace()
+            .next()
+            .is_some_and(|name| name.contains(':'));
         let allowed = native_name
             && (problem.ends_with("metric names should not contain ':'")
                 || problem.ends_with("metric names should not contain abbreviated units"));
@@ -584,4 +586,73 @@ fn a_real_prometheus_scrapes_lmdeploy_series_with_the_values_the_log_printed() {
         "llmtail_lines_parsed_total{grammar=\"lmdeploy_stats\"}",
         11.0,
     );
+}
+
+/// TGI's and TEI's own families, rebuilt from the replay logs' `Success` events (text with ANSI
+/// colours, JSON, TEI), as a real Prometheus stores them: the names, the `log` label, TGI's
+/// buckets with TGI's own `le` strings.
+#[test]
+fn a_real_prometheus_scrapes_tgis_and_teis_families_from_their_logs() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let text = "fixtures/replay/tgi-3.x-docker-ansi.log";
+    let json = "fixtures/replay/tgi-1.4-json-output.log";
+    let tei = "fixtures/replay/tgi-tei-1.5-embed-rerank.log";
+    let agent = RunningAgent::start(&["--log", text, "--log", json, "--log", tei]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(&format!("tgi_request_success{{log=\"{text}\"}}"), 5.0);
+    server.wait_for(&format!("tgi_request_success{{log=\"{json}\"}}"), 3.0);
+    server.wait_for(
+        &format!("tgi_batch_max_total_tokens{{log=\"{text}\"}}"),
+        96528.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_count{{log=\"{text}\"}}"),
+        5.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_sum{{log=\"{text}\"}}"),
+        14.272337017,
+    );
+    // Requests of 0.097, 0.612, 1.25, 3.40 and 8.91 s: two at or under TGI's 22nd bound
+    // (0.748 s), four under its 26th (3.79 s), written as TGI's exporter writes the bounds.
+    let bound = |i: usize| llmtail::state::tgi::TGI_DURATION_BOUNDS[i].to_string();
+    server.wait_for(
+        &format!(
+            "tgi_request_duration_bucket{{log=\"{text}\",le=\"{}\"}}",
+            bound(21)
+        ),
+        2.0,
+    );
+    server.wait_for(
+        &format!(
+            "tgi_request_duration_bucket{{log=\"{text}\",le=\"{}\"}}",
+            bound(25)
+        ),
+        4.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_bucket{{log=\"{text}\",le=\"+Inf\"}}"),
+        5.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_mean_time_per_token_duration_count{{log=\"{json}\"}}"),
+        3.0,
+    );
+    server.wait_for(
+        "count(count by (__name__) ({__name__=~\"tgi_request_.*duration_count\"}))",
+        5.0,
+    );
+    server.wait_for(
+        &format!("te_request_inference_duration_count{{log=\"{tei}\"}}"),
+        4.0,
+    );
+    server.wait_for(
+        &format!("te_request_queue_duration_sum{{log=\"{tei}\"}}"),
+        0.082343339,
+    );
+    server.wait_for("llmtail_lines_rejected_total{grammar=\"tgi_request\"}", 1.0);
 }

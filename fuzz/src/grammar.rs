@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{lmdeploy, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{lmdeploy, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
 
 use crate::borrowed_from;
 
@@ -102,6 +102,10 @@ pub fn read(data: &[u8]) {
             record: Record::Lmdeploy(_),
             ..
         }) => Some(lmdeploy::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Tgi(_),
+            ..
+        }) => Some(tgi::read(&line)),
         _ => None,
     };
     if let Some(own) = own {

@@ -17,6 +17,7 @@ pub mod llamacpp;
 pub mod lmdeploy;
 pub mod number;
 mod records;
+pub mod tgi;
 pub mod time;
 pub mod trtllm;
 pub mod vllm;
@@ -52,6 +53,7 @@ pub enum Record<'a> {
     Trtllm(trtllm::TrtllmRecord<'a>),
     Llamacpp(llamacpp::LlamacppRecord),
     Lmdeploy(lmdeploy::LmdeployRecord),
+    Tgi(tgi::TgiRecord<'a>),
 }
 
 impl Record<'_> {
@@ -63,6 +65,7 @@ impl Record<'_> {
             Record::Trtllm(r) => r.grammar(),
             Record::Llamacpp(r) => r.grammar(),
             Record::Lmdeploy(r) => r.grammar(),
+            Record::Tgi(r) => r.grammar(),
         }
     }
 
@@ -74,6 +77,7 @@ impl Record<'_> {
             Record::Trtllm(r) => r.possible(),
             Record::Llamacpp(r) => r.possible(),
             Record::Lmdeploy(r) => r.possible(),
+            Record::Tgi(r) => r.possible(),
         }
     }
 }
@@ -106,6 +110,7 @@ pub static ENGINES: &[&EngineGrammar] = &[
     &trtllm::GRAMMAR,
     &llamacpp::GRAMMAR,
     &lmdeploy::GRAMMAR,
+    &tgi::GRAMMAR,
 ];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.

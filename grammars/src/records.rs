@@ -200,6 +200,9 @@ fn holds_every_byte(outcome: &Outcome<'_>) -> bool {
             matches!(it.format, Format::TritonJson | Format::IterationStats)
         }
         Record::Lmdeploy(LmdeployRecord::Stats(stats)) => !stats.skipped_fields,
+        // Read from the line's end (`: Success`, the capacity's number) or as one JSON object:
+        // a record glued after it would have failed the read.
+        Record::Tgi(_) => true,
         _ => false,
     }
 }

@@ -6,10 +6,10 @@
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
 use crate::state::engine::{self, Engine, EngineVisitor};
-use crate::state::trtllm::Histogram;
 
 pub use llamacpp::LLAMACPP;
 pub use lmdeploy::LMDEPLOY;
+pub use tgi::TGI;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -62,7 +62,33 @@ pub enum Reading<T: 'static> {
     Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
     /// The same, with label values the code names (Triton's families: one sample per type).
     LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
-    Histogram(fn(&T) -> &Histogram),
+    Histogram(fn(&T) -> HistogramView<'_>),
+}
+
+/// A classic Prometheus histogram as the exposition reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct HistogramView<'a> {
+    /// The upper bounds, without `+Inf`.
+    pub bounds: &'a [f64],
+    /// Counts per bucket alone (not cumulative), `+Inf` last; empty before the first
+    /// observation.
+    pub counts: &'a [u64],
+    pub sum: f64,
+    pub count: u64,
+    /// How `le` is written: [`LeFormat::Display`] for an engine's own family, so the label
+    /// values are the strings the engine's exporter writes.
+    pub le: LeFormat,
+}
+
+/// How a histogram's `le` label values are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeFormat {
+    /// The shortest digits that read back as the bound, `.0` on whole numbers (`1.0`, `2.5`):
+    /// llmtail's own histograms.
+    Shortest,
+    /// Rust's `Display` of the bound, as `metrics-exporter-prometheus` writes it (TGI's and
+    /// TEI's exporter): no exponent (`0.000015000000000000002`), no `.0` on whole numbers.
+    Display,
 }
 
 impl<T> Clone for Reading<T> {
@@ -160,6 +186,7 @@ macro_rules! trtllm_metric {
 // After the macros: the tables use them.
 mod llamacpp;
 mod lmdeploy;
+mod tgi;
 mod trtllm;
 mod vllm;
 

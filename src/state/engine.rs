@@ -30,6 +30,7 @@ use serde::Serialize;
 use super::liveness::Status;
 use super::llamacpp::LlamacppLog;
 use super::lmdeploy::LmdeployLog;
+use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
@@ -41,6 +42,7 @@ pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<TrtllmLog>();
     visitor.visit::<LlamacppLog>();
     visitor.visit::<LmdeployLog>();
+    visitor.visit::<TgiLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).

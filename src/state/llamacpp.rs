@@ -22,8 +22,15 @@ use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
 use super::liveness::Status;
 use super::trtllm::{Histogram, LATENCY_BUCKETS};
-use super::{caps, LogState, Refused, StateSettings};
+use super::{Cap, LogState, Refused, StateSettings};
 use crate::catalog::{Reading, Row};
+
+/// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU serves), of
+/// every router child writing the log: 1,024 in all.
+pub const SLOTS_PER_LOG: Cap = Cap {
+    what: "a llama-server slot (id N, per router port)",
+    cap: 1024,
+};
 
 /// One slot of one llama-server (one router child, in router mode) in one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -175,8 +182,8 @@ impl LlamacppLog {
         {
             Ok(at) => at,
             Err(at) => {
-                if self.slots.len() >= caps::LLAMACPP_SLOTS_PER_LOG {
-                    return Err(Refused::LlamacppSlot);
+                if self.slots.len() >= SLOTS_PER_LOG.cap {
+                    return Err(Refused::Cap(SLOTS_PER_LOG));
                 }
                 if !may_grow {
                     return Err(Refused::MaxSeries);
@@ -387,11 +394,14 @@ mod tests {
     #[test]
     fn past_the_cap_a_new_slot_is_refused() {
         let mut log = LlamacppLog::default();
-        for slot in 0..caps::LLAMACPP_SLOTS_PER_LOG as u32 {
+        for slot in 0..SLOTS_PER_LOG.cap as u32 {
             let line = format!("slot launch_slot_: id {slot} | task 1 | processing task");
             apply(&mut log, &line);
         }
         let record = read("slot launch_slot_: id 99999 | task 1 | processing task");
-        assert_eq!(log.apply(&record, None, true), Err(Refused::LlamacppSlot));
+        assert_eq!(
+            log.apply(&record, None, true),
+            Err(Refused::Cap(SLOTS_PER_LOG))
+        );
     }
 }

@@ -21,8 +21,16 @@ use super::float;
 use super::liveness::{self, LastWord, Phase, Status};
 use super::pacing::{LateTokens, Pacing, StatsInterval};
 use super::vllm::{add_tokens, fraction_of_percent};
-use super::{caps, LogState, Refused, StateSettings};
+use super::{caps, Cap, LogState, Refused, StateSettings};
 use crate::catalog::Row;
+
+/// LMDeploy's `DPn` is its data-parallel rank, one stats line each per interval; its largest
+/// deployments (DeepSeek wide expert parallelism) run DP 32 to 144. 1,024 is vLLM's cap for
+/// the same rank.
+pub const RANKS_PER_LOG: Cap = Cap {
+    what: "an LMDeploy data-parallel rank (DPn)",
+    cap: 1024,
+};
 
 /// LMDeploy's logging interval: fixed in its API server, not a setting.
 pub const INTERVAL_SECONDS: f64 = 10.0;
@@ -171,8 +179,8 @@ impl LmdeployLog {
     ) -> Result<(), Refused> {
         let LmdeployRecord::Stats(stats) = record;
         if !self.ranks.contains_key(&stats.dp_rank) {
-            if self.ranks.len() >= caps::LMDEPLOY_RANKS_PER_LOG {
-                return Err(Refused::LmdeployRank);
+            if self.ranks.len() >= RANKS_PER_LOG.cap {
+                return Err(Refused::Cap(RANKS_PER_LOG));
             }
             if !may_grow {
                 return Err(Refused::MaxSeries);

@@ -17,9 +17,23 @@ use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
-use super::{caps, LogState, Refused, StateSettings};
+use super::{Cap, LogState, Refused, StateSettings};
 use crate::catalog::{Reading, Row};
 use crate::timezone::resolve_time;
+
+/// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond any
+/// job that writes one log.
+pub const RANKS_PER_LOG: Cap = Cap {
+    what: "a TensorRT-LLM rank",
+    cap: 4096,
+};
+
+/// Triton lines carry a process id: a slot per Triton instance writing the log at once (a
+/// restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
+pub const TRITON_SLOTS_PER_LOG: Cap = Cap {
+    what: "a Triton process id (pid slot)",
+    cap: 256,
+};
 
 /// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
 /// batches) to seconds (long prefills).
@@ -49,6 +63,17 @@ impl Histogram {
         self.counts[slot] += 1;
         self.sum += value;
         self.count += 1;
+    }
+
+    /// The histogram as the exposition reads it.
+    pub fn view(&self) -> crate::catalog::HistogramView<'_> {
+        crate::catalog::HistogramView {
+            bounds: &LATENCY_BUCKETS,
+            counts: &self.counts,
+            sum: self.sum,
+            count: self.count,
+            le: crate::catalog::LeFormat::Shortest,
+        }
     }
 
     /// `(upper bound, count in that bucket alone)`, ending with `+Inf`; the exposition adds
@@ -513,8 +538,8 @@ impl TrtllmLog {
     /// The rank `label`, created on first sight unless past the cap or `--max-series`.
     fn rank(&mut self, label: String, may_grow: bool) -> Result<&mut TrtllmRank, Refused> {
         if !self.ranks.contains_key(&label) {
-            if self.ranks.len() >= caps::TRTLLM_RANKS_PER_LOG {
-                return Err(Refused::TrtllmRank);
+            if self.ranks.len() >= RANKS_PER_LOG.cap {
+                return Err(Refused::Cap(RANKS_PER_LOG));
             }
             if !may_grow {
                 return Err(Refused::MaxSeries);
@@ -584,8 +609,8 @@ impl TrtllmLog {
             self.slot_of.of.insert(pid, i);
             return Ok(self.pid_slots[i].1.clone());
         }
-        if self.pid_slots.len() >= caps::TRITON_SLOTS_PER_LOG {
-            return Err(Refused::TritonSlot);
+        if self.pid_slots.len() >= TRITON_SLOTS_PER_LOG.cap {
+            return Err(Refused::Cap(TRITON_SLOTS_PER_LOG));
         }
         let slot = self.pid_slots.len().to_string();
         self.slot_of.of.insert(pid, self.pid_slots.len());
@@ -833,12 +858,12 @@ mod tests {
     fn past_the_cap_a_new_pid_is_refused_and_a_known_one_still_counted() {
         let mut log = TrtllmLog::default();
         let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
-        for pid in 0..caps::TRITON_SLOTS_PER_LOG as u32 {
+        for pid in 0..TRITON_SLOTS_PER_LOG.cap as u32 {
             log.apply(&record(pid), Some(0.0), true).unwrap();
         }
         assert_eq!(
             log.apply(&record(9999), Some(1.0), true),
-            Err(Refused::TritonSlot)
+            Err(Refused::Cap(TRITON_SLOTS_PER_LOG))
         );
         assert_eq!(log.apply(&record(7), Some(1.0), false), Ok(()));
         assert_eq!(log.ranks["7"].iterations, 2.0);
