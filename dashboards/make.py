@@ -380,6 +380,108 @@ def trtllm():
                      variables, l)
 
 
+def lmdeploy():
+    # No model filter: LMDeploy's stats line does not name the model, so `model_name` is what
+    # the config gives (`--model-name`, `[[log]]`), often nothing.
+    s = 'instance=~"$instance",engine=~"$engine"'
+    by = "instance, model_name, engine"
+    legend = "{{model_name}} rank {{engine}} ({{instance}})"
+    l = Layout()
+    l.row("Tokens")
+    l.panel("timeseries", "Token throughput",
+            "Prompt and generation tokens per second from the rebuilt counters "
+            "(lmdeploy:prompt_tokens_total, lmdeploy:generation_tokens_total: each stats line's "
+            "throughputs x its 10 s window).",
+            [
+                (f"sum by ({by}) (rate(lmdeploy:prompt_tokens_total{{{s}}}[$__rate_interval]))",
+                 "prompt " + legend),
+                (f"sum by ({by}) (rate(lmdeploy:generation_tokens_total{{{s}}}[$__rate_interval]))",
+                 "generation " + legend),
+            ])
+    l.panel("timeseries", "Throughput the line printed",
+            "The last stats line's `Avg thr (in/out)` (or `Avg prompt/generation throughput`), "
+            "tokens/s over its 10 s window.",
+            [
+                (f"llmtail_lmdeploy_prompt_throughput_tokens_per_second{{{s}}}", "in " + legend),
+                (f"llmtail_lmdeploy_generation_throughput_tokens_per_second{{{s}}}", "out " + legend),
+            ])
+    l.row("Requests")
+    l.panel("timeseries", "Engine requests",
+            "Requests running in the engine's batch and queued in the engine "
+            "(`Engine (running/waiting)`).",
+            [
+                (f"lmdeploy:num_requests_running{{{s}}}", "running " + legend),
+                (f"lmdeploy:num_requests_waiting{{{s}}}", "waiting " + legend),
+            ], w=8)
+    l.panel("timeseries", "API server requests",
+            "Requests the API server routed to request handles and requests waiting for a free "
+            "one (`Server (.../routed/waiting)`, 0.13+).",
+            [
+                (f"lmdeploy:num_api_requests_routed{{{s}}}", "routed " + legend),
+                (f"lmdeploy:num_api_requests_waiting{{{s}}}", "waiting " + legend),
+            ], w=8)
+    l.panel("timeseries", "Requests finished",
+            "Requests that succeeded and failed per second (the slope of the server's lifetime "
+            "counts, `Server (succeeded/failed/...)`, 0.13+).",
+            [
+                (f"deriv(lmdeploy:num_requests_succeeded{{{s}}}[$__rate_interval])",
+                 "succeeded " + legend),
+                (f"deriv(lmdeploy:num_requests_failed{{{s}}}[$__rate_interval])",
+                 "failed " + legend),
+            ], unit="reqps", w=8)
+    l.row("KV cache")
+    l.panel("timeseries", "KV cache usage",
+            "GPU KV cache blocks in use (`KV cache: X%`).",
+            [(f"lmdeploy:gpu_cache_usage_perc{{{s}}}", legend)], unit="percentunit")
+    l.panel("timeseries", "Prefix cache hit rate",
+            "Prefix cache hit rate (0.12+; 0.13+ prints it only when not 0).",
+            [(f"lmdeploy:prefix_cache_hit_rate{{{s}}}", legend)], unit="percentunit")
+    l.row("Speculative decoding")
+    l.panel("timeseries", "Draft acceptance",
+            "Accepted over drafted tokens since counting began (lmdeploy:spec_decode_mean_accept_rate), "
+            "and accepted tokens per second.",
+            [
+                (f"lmdeploy:spec_decode_mean_accept_rate{{{s}}}", "acceptance " + legend),
+                (f"sum by ({by}) (rate(lmdeploy:spec_decode_num_accepted_tokens_total{{{s}}}[$__rate_interval]))",
+                 "accepted tokens/s " + legend),
+            ], unit="percentunit", extra=second_query_on_a_right_axis())
+    l.panel("timeseries", "Mean acceptance length",
+            "Tokens per speculative step in the last interval that drafted (1 + accepted per "
+            "draft).",
+            [(f"llmtail_lmdeploy_spec_decode_mean_acceptance_length{{{s}}}", legend)])
+    l.row("Liveness")
+    l.panel("stat", "Rank up",
+            "1 while the rank is alive; 0 when its last stats line showed running or waiting "
+            "requests and none came for 30 s. While 0, its gauges are not exported.",
+            [(f"llmtail_lmdeploy_engine_up{{{s}}}", legend)], w=8, h=6,
+            extra={"fieldConfig": {"defaults": UP_DOWN, "overrides": []}})
+    l.panel("stat", "Stopped with work in hand",
+            "1 when the last stats line showed running or waiting requests and no line came for "
+            "3 intervals (killed, hung), as opposed to idleness. Alert: "
+            "LmdeployStatsSilentWithWork.",
+            [(f"llmtail_lmdeploy_engine_overdue{{{s}}}", legend)], w=8, h=6)
+    l.panel("timeseries", "Last stats line age",
+            "Seconds since the rank's last stats line (LMDeploy prints one every 10 s while it "
+            "processes tokens, nothing while idle).",
+            [(f"time() - llmtail_lmdeploy_engine_last_line_timestamp_seconds{{{s}}}", legend)],
+            unit="s", w=8, h=6)
+    l.text("What a log cannot tell",
+           "These come from LMDeploy's stats line, printed every 10 s per data-parallel rank when "
+           "tokens were processed. Token counters are rebuilt from its throughputs. Per-request "
+           "latencies (time to first token, time per output token, end-to-end and queue "
+           "histograms) and per-request token histograms are in LMDeploy's own `/metrics` "
+           "only.",
+           h=4)
+    variables = [
+        query_variable("instance", "Instance", "label_values(llmtail_lmdeploy_engine_up, instance)"),
+        query_variable("engine", "Rank",
+                       'label_values(llmtail_lmdeploy_engine_up{instance=~"$instance"}, engine)'),
+    ]
+    return dashboard("llmtail-lmdeploy", "LMDeploy (llmtail)",
+                     "LMDeploy's data-parallel ranks as their stats lines tell it, served by llmtail under LMDeploy's names.",
+                     variables, l)
+
+
 def agent():
     s = 'instance=~"$instance",log=~"$log"'
     l = Layout()
@@ -463,7 +565,8 @@ def agent():
 
 
 def main():
-    for name, board in (("vllm", vllm()), ("trtllm", trtllm()), ("llmtail", agent())):
+    for name, board in (("vllm", vllm()), ("trtllm", trtllm()), ("lmdeploy", lmdeploy()),
+                        ("llmtail", agent())):
         with open(os.path.join(HERE, f"{name}.json"), "w") as out:
             json.dump(board, out, indent=2)
             out.write("\n")

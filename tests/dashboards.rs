@@ -1,12 +1,13 @@
 //! The shipped Grafana dashboards (`dashboards/*.json`) and vLLM's own example dashboard
 //! (`fixtures/dashboards/vllm-example-grafana.toml`) against a real Prometheus scraping the agent.
 //!
-//! The agent follows logs of vLLM 0.6.3 (V0), 0.14.1 and 0.32.0 and of a TensorRT-LLM executor,
-//! written now with the wall clock's times and kept growing while the test runs, so every engine
-//! is up and every gauge exported (the shipped replay fixtures end in the past: their engines are
-//! down and their gauges absent). Every target and every variable query of every dashboard then
-//! goes through Prometheus' HTTP API, with the dashboard's variables set to match everything, and
-//! must return series; the test names the dashboard, panel and query of each that does not.
+//! The agent follows logs of vLLM 0.6.3 (V0), 0.14.1 and 0.32.0, of a TensorRT-LLM executor and
+//! of a two-rank LMDeploy server, written now with the wall clock's times and kept growing while
+//! the test runs, so every engine is up and every gauge exported (the shipped replay fixtures end
+//! in the past: their engines are down and their gauges absent). Every target and every variable
+//! query of every dashboard then goes through Prometheus' HTTP API, with the dashboard's variables
+//! set to match everything, and must return series; the test names the dashboard, panel and query
+//! of each that does not.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -233,7 +234,10 @@ fn queries_of(name: &str, board: &Value) -> Vec<Query> {
 fn the_shipped_dashboards_take_their_datasource_from_a_variable_and_every_panel_has_a_query() {
     let boards = shipped_dashboards();
     let names: Vec<&str> = boards.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["llmtail.json", "trtllm.json", "vllm.json"]);
+    assert_eq!(
+        names,
+        ["llmtail.json", "lmdeploy.json", "trtllm.json", "vllm.json"]
+    );
     let ds = serde_json::json!({"type": "prometheus", "uid": "${datasource}"});
     for (name, board) in &boards {
         let variables = board["templating"]["list"].as_array().unwrap();
@@ -269,7 +273,7 @@ fn the_shipped_dashboards_take_their_datasource_from_a_variable_and_every_panel_
             }
         }
     }
-    let vllm = &boards[2].1;
+    let vllm = &boards.iter().find(|(n, _)| n == "vllm.json").unwrap().1;
     let filters: Vec<&str> = vllm["templating"]["list"]
         .as_array()
         .unwrap()
@@ -298,12 +302,13 @@ fn vllm_time(at: i64) -> String {
 
 /// Engine logs written with the wall clock's times: a start-up and a few stats lines at
 /// [`VLLM_INTERVAL`] up to now, then, on a thread of their own, a stats line per interval
-/// (vLLM) and an iteration record per second (TensorRT-LLM) while the test runs.
+/// (vLLM, LMDeploy) and an iteration record per second (TensorRT-LLM) while the test runs.
 struct LiveLogs {
     dir: tempfile::TempDir,
     /// The vLLM log of each version, with its served model name.
     vllm: Vec<(&'static str, &'static str, PathBuf)>,
     trtllm: PathBuf,
+    lmdeploy: PathBuf,
 }
 
 /// The vLLM versions of the written logs. V0 gives swapped requests, CPU KV cache, GPU and CPU
@@ -370,6 +375,25 @@ impl LiveLogs {
         )
     }
 
+    /// LMDeploy's stats lines of one interval, one per data-parallel rank (0.13+ grouped form
+    /// with the prefix-cache part and the spec-decoding message); `n` grows the server's counts.
+    fn lmdeploy_stats(at: i64, n: u64) -> Vec<String> {
+        let date = jiff::Timestamp::from_second(at)
+            .unwrap()
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+            .strftime("%Y-%m-%d %H:%M:%S")
+            .to_string();
+        (0..2)
+            .map(|rank| {
+                format!(
+                    "[{date} DP{rank}] Avg thr (in/out): 812.4 / 133.9 tokens/s, Server (succeeded/failed/routed/waiting): {} / {} / 12 / 0, Engine (running/waiting): 12 / 1, KV cache: 30.2%, Prefix cache hit rate: 19.0%, SpecDecoding metrics: Draft acceptance rate: 62.50%, Mean acceptance length: 2.88, Accepted: 450 tokens, Drafted: 720 tokens, Per-position acceptance rate: 0.833, 0.625, 0.417",
+                    10 * n,
+                    n / 3
+                )
+            })
+            .collect()
+    }
+
     /// The logs as they stand at `now`: started 30 s ago, a stats line every interval since.
     fn write(now: f64) -> LiveLogs {
         let dir = tempfile::tempdir().unwrap();
@@ -399,12 +423,29 @@ impl LiveLogs {
             &trtllm,
             &records.iter().map(String::as_str).collect::<Vec<_>>(),
         );
-        LiveLogs { dir, vllm, trtllm }
+        let lmdeploy = dir.path().join("lmdeploy.log");
+        let mut lines = Vec::new();
+        for (n, at) in (now_s - 4 * VLLM_INTERVAL..=now_s)
+            .step_by(VLLM_INTERVAL as usize)
+            .enumerate()
+        {
+            lines.extend(LiveLogs::lmdeploy_stats(at, n as u64 + 1));
+        }
+        append_lines(
+            &lmdeploy,
+            &lines.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        LiveLogs {
+            dir,
+            vllm,
+            trtllm,
+            lmdeploy,
+        }
     }
 
     fn args(&self) -> Vec<String> {
         let mut args = Vec::new();
-        for path in self.vllm.iter().map(|(_, _, p)| p).chain([&self.trtllm]) {
+        for path in (self.vllm.iter().map(|(_, _, p)| p)).chain([&self.trtllm, &self.lmdeploy]) {
             args.push("--log".to_string());
             args.push(path.display().to_string());
         }
@@ -418,6 +459,7 @@ impl LiveLogs {
         let vllm: Vec<(&'static str, PathBuf)> =
             self.vllm.iter().map(|(v, _, p)| (*v, p.clone())).collect();
         let trtllm = self.trtllm.clone();
+        let lmdeploy = self.lmdeploy.clone();
         let stopping = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
             let mut next_stats = started as i64 + VLLM_INTERVAL;
@@ -431,6 +473,11 @@ impl LiveLogs {
                         let lines = LiveLogs::stats(version, now as i64, n);
                         append_lines(path, &lines.iter().map(String::as_str).collect::<Vec<_>>());
                     }
+                    let lines = LiveLogs::lmdeploy_stats(now as i64, n);
+                    append_lines(
+                        &lmdeploy,
+                        &lines.iter().map(String::as_str).collect::<Vec<_>>(),
+                    );
                     n += 1;
                     next_stats += VLLM_INTERVAL;
                 }

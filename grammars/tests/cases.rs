@@ -178,12 +178,12 @@ fn every_line_case_parses_to_exactly_its_expectation() {
 }
 
 /// LMDeploy copies vLLM's words (`Avg prompt throughput: `, `SpecDecoding metrics: `), and the
-/// dispatch asks vLLM first: besides what the dispatch answers, neither engine's grammar on its
-/// own may take or reject a case line that the other one takes or rejects: where both did, the
-/// dispatch order alone would decide whose the line is.
+/// dispatch asks the other engines first: besides what the dispatch answers, LMDeploy's grammar
+/// on its own may not take or reject a case line that another engine's takes or rejects: where
+/// both did, the dispatch order alone would decide whose the line is.
 #[test]
 fn lmdeploy_and_the_other_engines_never_both_claim_a_case_line() {
-    use llmtail_grammars::{lmdeploy, trtllm, vllm};
+    use llmtail_grammars::{llamacpp, lmdeploy, trtllm, vllm};
     let mut both = Vec::new();
     for file in case_files() {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -192,8 +192,9 @@ fn lmdeploy_and_the_other_engines_never_both_claim_a_case_line() {
         for case in cases.case.iter().filter(|c| c.records.is_none()) {
             let line = case.line.as_str();
             let lmdeploy_claims = lmdeploy::read(line) != Outcome::Unmatched;
-            let other_claims =
-                vllm::read(line) != Outcome::Unmatched || trtllm::read(line) != Outcome::Unmatched;
+            let other_claims = vllm::read(line) != Outcome::Unmatched
+                || trtllm::read(line) != Outcome::Unmatched
+                || llamacpp::read(line) != Outcome::Unmatched;
             if lmdeploy_claims && other_claims {
                 both.push(format!("{}: {}", file.display(), case.name));
             }

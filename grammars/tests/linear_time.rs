@@ -41,6 +41,7 @@ const TRITON_HEAD: &str =
     "I0510 07:57:36.770990 21661 model_instance_state.cc:840] {\"Active Request Count\":8,";
 const TGI_HEAD: &str =
     "2024-02-14T06:49:51.437631Z  INFO generate{parameters=GenerateParameters { ";
+const LMDEPLOY_HEAD: &str = "[2026-03-10 09:00:10 DP0] Avg thr (in/out): 1.0 / 2.0 tokens/s, ";
 const ITER_LOG_HEAD: &str =
     "[TRT-LLM] [I] iter = 7, global_rank = 0, rank = 0, currank_total_requests = 0/0, ";
 
@@ -57,6 +58,10 @@ fn adversarial(head: &str, unit: &str) -> String {
 fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
     let real = cost_per_byte(REAL, 4_000);
     for (head, unit) in [
+        // LMDeploy: grouped parts, keyless parts after a skipped one, brackets and compose bars.
+        (LMDEPLOY_HEAD, "Foo (a/b/c): 1 / 2 / 3, "),
+        (LMDEPLOY_HEAD, "Foo: 1, x, "),
+        (LMDEPLOY_HEAD, "a | [2026-03-10 09:00:10 DP0] / "),
         // Values with `: ` and no `, `: the 0.7.1 missing-comma path.
         (VLLM_HEAD, "GPU KV cache usage: 7.8% "),
         (VLLM_HEAD, "a: b "),
