@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{ollama, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{
+    lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES,
+};
 
 use crate::borrowed_from;
 
@@ -44,11 +46,7 @@ fn parsed(line: &str, parsed: &Parsed<'_>) {
         "{line:?} parsed under {:?}, which is no grammar's name",
         record.grammar()
     );
-    let possible = match record {
-        Record::Vllm(r) => r.possible(),
-        Record::Trtllm(r) => r.possible(),
-        Record::Ollama(r) => r.possible(),
-    };
+    let possible = record.possible();
     assert!(
         possible,
         "impossible value parsed from {line:?}: {record:?}"
@@ -103,6 +101,14 @@ pub fn read(data: &[u8]) {
             ..
         }) => Some(trtllm::read(&line)),
         Outcome::Parsed(Parsed {
+            record: Record::Lmdeploy(_),
+            ..
+        }) => Some(lmdeploy::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Tgi(_),
+            ..
+        }) => Some(tgi::read(&line)),
+        Outcome::Parsed(Parsed {
             record: Record::Ollama(_),
             ..
         }) => Some(ollama::read(&line)),
@@ -151,6 +157,29 @@ pub fn vllm(data: &[u8]) {
     for record in records.iter().flatten() {
         assert!(GRAMMAR_NAMES.contains(&record.grammar()), "{record:?}");
     }
+}
+
+/// LMDeploy's grammar, its head and its stats production, on any line.
+pub fn lmdeploy(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = lmdeploy::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("lmdeploy_"), "{grammar}"),
+        Outcome::Parsed(p) => assert!(matches!(p.record, Record::Lmdeploy(_)), "{p:?}"),
+        Outcome::Unmatched => {}
+    }
+    if let Some(head) = lmdeploy::head::split(&line) {
+        assert!(
+            line.ends_with(head.message),
+            "message {:?} is not the tail of {line:?}",
+            head.message
+        );
+        time(&head.time, &line);
+    }
+    // The stats production on the whole input, as if it were a message without its head (so
+    // the fuzzer need not make up a head to reach it).
+    let _ = lmdeploy::stats::parse(0, &line);
 }
 
 /// TensorRT-LLM's grammar, its heads and its text productions, on any line.

@@ -6,12 +6,14 @@
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
 use crate::state::engine::{self, Engine, EngineVisitor};
-use crate::state::histogram::Histogram;
 
+pub use llamacpp::LLAMACPP;
+pub use lmdeploy::LMDEPLOY;
 pub use ollama::{
     OLLAMA_LOADED_RUNNERS, OLLAMA_LOG, OLLAMA_ROUTE, OLLAMA_RUNNER_LOADS,
     OLLAMA_RUNNER_LOAD_SECONDS,
 };
+pub use tgi::TGI;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -64,8 +66,33 @@ pub enum Reading<T: 'static> {
     Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
     /// The same, with label values the code names (Triton's families: one sample per type).
     LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
-    /// A histogram over these bucket bounds (seconds).
-    Histogram(&'static [f64], fn(&T) -> &Histogram),
+    Histogram(fn(&T) -> HistogramView<'_>),
+}
+
+/// A classic Prometheus histogram as the exposition reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct HistogramView<'a> {
+    /// The upper bounds, without `+Inf`.
+    pub bounds: &'a [f64],
+    /// Counts per bucket alone (not cumulative), `+Inf` last; empty before the first
+    /// observation.
+    pub counts: &'a [u64],
+    pub sum: f64,
+    pub count: u64,
+    /// How `le` is written: [`LeFormat::Display`] for an engine's own family, so the label
+    /// values are the strings the engine's exporter writes.
+    pub le: LeFormat,
+}
+
+/// How a histogram's `le` label values are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeFormat {
+    /// The shortest digits that read back as the bound, `.0` on whole numbers (`1.0`, `2.5`):
+    /// llmtail's own histograms.
+    Shortest,
+    /// Rust's `Display` of the bound, as `metrics-exporter-prometheus` writes it (TGI's and
+    /// TEI's exporter): no exponent (`0.000015000000000000002`), no `.0` on whole numbers.
+    Display,
 }
 
 impl<T> Clone for Reading<T> {
@@ -97,7 +124,7 @@ impl<T> Row<T> {
     pub fn extra_label(&self) -> Option<&'static str> {
         match self.read {
             Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
-            Reading::One(_) | Reading::Histogram(..) => None,
+            Reading::One(_) | Reading::Histogram(_) => None,
         }
     }
 }
@@ -161,7 +188,10 @@ macro_rules! trtllm_metric {
 }
 
 // After the macros: the tables use them.
+mod llamacpp;
+mod lmdeploy;
 mod ollama;
+mod tgi;
 mod trtllm;
 mod vllm;
 
@@ -213,7 +243,7 @@ pub mod agent {
     pub const SERIES_REFUSED: Metric = Metric {
         name: "llmtail_series_refused",
         kind: Kind::Counter,
-        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks or 256 Triton process slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
+        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks, 256 Triton process slots or 1024 llama-server slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
         labels: "`log`",
         source: "a record naming an engine, rank or process the caps leave no room for",
     };
@@ -333,7 +363,7 @@ pub fn set_labels() -> Vec<&'static str> {
             self.0.extend(E::UNIT_LABELS);
             for row in E::table() {
                 let label = match row.read {
-                    Reading::Histogram(..) => Some("le"),
+                    Reading::Histogram(_) => Some("le"),
                     _ => row.extra_label(),
                 };
                 self.0.extend(label.filter(|l| !self.0.contains(l)));
@@ -478,6 +508,18 @@ mod tests {
             assert!(
                 m.metric.name.starts_with("nv_trt_llm_")
                     || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn lmdeploy_names_are_lmdeploys_own_or_ours() {
+        for m in LMDEPLOY {
+            assert!(
+                m.metric.name.starts_with("lmdeploy:")
+                    || m.metric.name.starts_with("llmtail_lmdeploy_"),
                 "{}",
                 m.metric.name
             );

@@ -3,7 +3,7 @@
 //! per log.
 
 use super::{Kind, Metric, Reading, Row};
-use crate::state::ollama::{OllamaRoute, REQUEST_BUCKETS};
+use crate::state::ollama::OllamaRoute;
 
 /// The HTTP series of one route, in exposition order.
 pub static OLLAMA_ROUTE: &[Row<OllamaRoute>] = &[
@@ -26,7 +26,7 @@ pub static OLLAMA_ROUTE: &[Row<OllamaRoute>] = &[
             labels: "`le` (5 ms to 30 min)",
             source: "gin access line latency (`971.777µs`, `4.709180529s`, `1m43s`: whole seconds above a minute)",
         },
-        read: Reading::Histogram(&REQUEST_BUCKETS, |r| &r.duration_seconds),
+        read: Reading::Histogram(OllamaRoute::duration),
         while_down: true,
     },
 ];

@@ -27,18 +27,23 @@ use llmtail_grammars::Parsed;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::histogram::Histogram;
 use super::liveness::Status;
+use super::llamacpp::LlamacppLog;
+use super::lmdeploy::LmdeployLog;
 use super::ollama::OllamaLog;
+use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
-use crate::catalog::{Metric, Reading, Row};
+use crate::catalog::{Metric, Row};
 
 /// Every engine, in exposition order: the agent's one list of engines.
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
+    visitor.visit::<LlamacppLog>();
+    visitor.visit::<LmdeployLog>();
+    visitor.visit::<TgiLog>();
     visitor.visit::<OllamaLog>();
 }
 
@@ -113,15 +118,9 @@ pub trait Engine:
     }
 
     /// What one unit costs against `--max-series`: a series per row (a labelled row counted
-    /// once: its samples are few, or capped), a histogram's buckets, `+Inf`, sum and count.
+    /// once: its samples are few, or capped).
     fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(bounds, _) => Histogram::series(bounds),
-                _ => 1,
-            })
-            .sum()
+        Self::table().len()
     }
 
     /// The state of a log just found.
@@ -238,7 +237,12 @@ impl<E: Engine> EngineState for E {
     }
 
     fn series(&self) -> usize {
-        self.unit_count() * E::series_per_unit()
+        // Asked twice per record for every engine: an engine without units costs no walk of
+        // its table.
+        match self.unit_count() {
+            0 => 0,
+            units => units * E::series_per_unit(),
+        }
     }
 
     fn statuses(&self) -> Vec<Status> {
