@@ -205,3 +205,39 @@ fn lmdeploy_and_the_other_engines_never_both_claim_a_case_line() {
         both.join("\n")
     );
 }
+
+/// The same for TGI: its grammar keys on the router crates' targets and the `Success` message,
+/// words no other engine prints, so neither it nor another engine's grammar on its own may claim
+/// a case line the other one claims.
+#[test]
+fn tgi_and_the_other_engines_never_both_claim_a_case_line() {
+    let mut both = Vec::new();
+    for file in case_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let cases: CaseFile = toml::from_str(&text).unwrap();
+        for case in cases.case.iter().filter(|c| c.records.is_none()) {
+            let line = case.line.as_str();
+            let claims = |engine: &llmtail_grammars::EngineGrammar| {
+                (engine.read_message)(line).0 != Outcome::Unmatched
+            };
+            let tgi_claims = claims(&llmtail_grammars::tgi::GRAMMAR);
+            let others: Vec<&str> = llmtail_grammars::ENGINES
+                .iter()
+                .filter(|e| e.engine != "tgi" && claims(e))
+                .map(|e| e.engine)
+                .collect();
+            if tgi_claims && !others.is_empty() {
+                both.push(format!(
+                    "{}: {} (also {others:?})",
+                    file.display(),
+                    case.name
+                ));
+            }
+        }
+    }
+    assert!(
+        both.is_empty(),
+        "claimed by TGI and another engine:\n{}",
+        both.join("\n")
+    );
+}

@@ -9,11 +9,12 @@ use crate::state::engine::{self, Engine, EngineVisitor};
 
 pub use llamacpp::LLAMACPP;
 pub use lmdeploy::LMDEPLOY;
+pub use tgi::TGI;
+
 pub use ollama::{
     OLLAMA_LOADED_RUNNERS, OLLAMA_LOG, OLLAMA_ROUTE, OLLAMA_RUNNER_LOADS,
     OLLAMA_RUNNER_LOAD_SECONDS,
 };
-pub use tgi::TGI;
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -124,7 +125,7 @@ impl<T> Row<T> {
     pub fn extra_label(&self) -> Option<&'static str> {
         match self.read {
             Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
-            Reading::One(_) | Reading::Histogram(_) => None,
+            Reading::One(_) | Reading::Histogram(..) => None,
         }
     }
 }
@@ -363,7 +364,7 @@ pub fn set_labels() -> Vec<&'static str> {
             self.0.extend(E::UNIT_LABELS);
             for row in E::table() {
                 let label = match row.read {
-                    Reading::Histogram(_) => Some("le"),
+                    Reading::Histogram(..) => Some("le"),
                     _ => row.extra_label(),
                 };
                 self.0.extend(label.filter(|l| !self.0.contains(l)));

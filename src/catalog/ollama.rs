@@ -2,8 +2,8 @@
 //! (`method`, `path`) of a log is a label set of the HTTP families; the runner series are one
 //! per log.
 
-use super::{Kind, Metric, Reading, Row};
-use crate::state::ollama::OllamaRoute;
+use super::{Kind, LeFormat, Metric, Reading, Row};
+use crate::state::ollama::{OllamaRoute, REQUEST_BUCKETS};
 
 /// The HTTP series of one route, in exposition order.
 pub static OLLAMA_ROUTE: &[Row<OllamaRoute>] = &[
@@ -26,7 +26,7 @@ pub static OLLAMA_ROUTE: &[Row<OllamaRoute>] = &[
             labels: "`le` (5 ms to 30 min)",
             source: "gin access line latency (`971.777µs`, `4.709180529s`, `1m43s`: whole seconds above a minute)",
         },
-        read: Reading::Histogram(OllamaRoute::duration),
+        read: Reading::Histogram(|r| r.duration_seconds.view(&REQUEST_BUCKETS, LeFormat::Shortest)),
         while_down: true,
     },
 ];

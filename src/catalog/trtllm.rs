@@ -1,8 +1,8 @@
 //! TensorRT-LLM's and Triton's series: one row per series, each rank (or Triton process slot)
 //! of a log its own label set (`model`, `version`, `log`, `rank` and the constant labels).
 
-use super::{overdue, Kind, Metric, Reading, Row};
-use crate::state::trtllm::TrtllmRank;
+use super::{overdue, Kind, LeFormat, Metric, Reading, Row};
+use crate::state::trtllm::{TrtllmRank, LATENCY_BUCKETS};
 
 /// Every TensorRT-LLM series, in exposition order: Triton's families first (the last
 /// iteration, as Triton's exporter shows it), then what only the log has.
@@ -50,14 +50,14 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         metric: Metric { name: "llmtail_trtllm_iteration_seconds", kind: Kind::Histogram,
             help: "Iteration latency.", labels: "`le`",
             source: "IterationStats `iterLatencyMS`; iter log `host_step_time` (V3+) or `elapsed_time` (V1-V2)" },
-        read: Reading::Histogram(|r| r.iteration_seconds.view()),
+        read: Reading::Histogram(|r| r.iteration_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     Row {
         metric: Metric { name: "llmtail_trtllm_device_step_seconds", kind: Kind::Histogram,
             help: "Device time of the previous step.", labels: "`le`",
             source: "iter log `prev_device_step_time` (ms)" },
-        read: Reading::Histogram(|r| r.device_step_seconds.view()),
+        read: Reading::Histogram(|r| r.device_step_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     trtllm_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row};
 use crate::state::engine::{self, Engine, EngineVisitor};
+
 use crate::state::liveness::Status;
 use crate::state::{LogState, State};
 

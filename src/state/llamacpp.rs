@@ -20,10 +20,11 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
+use super::histogram::Histogram;
 use super::liveness::Status;
-use super::trtllm::{Histogram, LATENCY_BUCKETS};
+use super::trtllm::LATENCY_BUCKETS;
 use super::{Cap, LogState, Refused, StateSettings};
-use crate::catalog::{Reading, Row};
+use crate::catalog::Row;
 
 /// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU serves), of
 /// every router child writing the log: 1,024 in all.
@@ -74,7 +75,8 @@ impl LlamacppSlot {
     fn prompt(&mut self, eval: &Eval) {
         self.prompt_tokens += eval.tokens as f64;
         self.prompt_seconds += eval.time_ms / 1000.0;
-        self.prompt_eval_seconds.observe(eval.time_ms / 1000.0);
+        self.prompt_eval_seconds
+            .observe(&LATENCY_BUCKETS, eval.time_ms / 1000.0);
     }
 
     fn generation(&mut self, eval: &Eval) {
@@ -85,7 +87,8 @@ impl LlamacppSlot {
             .ms_per_token
             .or((eval.tokens > 0).then(|| eval.time_ms / eval.tokens as f64));
         if let Some(ms) = per_token.filter(|_| eval.tokens > 0) {
-            self.time_per_output_token_seconds.observe(ms / 1000.0);
+            self.time_per_output_token_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
     }
 }
@@ -233,17 +236,6 @@ impl Engine for LlamacppLog {
 
     fn table() -> &'static [Row<LlamacppSlot>] {
         crate::catalog::LLAMACPP
-    }
-
-    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(_) => LATENCY_BUCKETS.len() + 3,
-                _ => 1,
-            })
-            .sum()
     }
 
     fn apply(

@@ -221,6 +221,9 @@ pub struct LogState {
     pub expired: bool,
     /// What the lines said, one state per engine ([`engine::for_each_engine`] order).
     pub engines: Vec<Box<dyn EngineState>>,
+    /// What one unit of each engine costs against `--max-series`, in `engines` order
+    /// (computed once: asked for every record).
+    unit_costs: Vec<usize>,
 }
 
 impl LogState {
@@ -246,8 +249,16 @@ impl LogState {
             from_glob: false,
             gone_since: None,
             expired: false,
-            engines: engine::new_states(&EngineSetup { vllm_version }),
+            engines: Vec::new(),
+            unit_costs: Vec::new(),
         }
+        .with_engines(engine::new_states(&EngineSetup { vllm_version }))
+    }
+
+    fn with_engines(mut self, engines: Vec<Box<dyn EngineState>>) -> Self {
+        self.unit_costs = engines.iter().map(|e| e.series_per_unit()).collect();
+        self.engines = engines;
+        self
     }
 
     /// This log's state of engine `E`.
@@ -291,7 +302,11 @@ impl LogState {
 
     /// What this log's engines and ranks cost against `--max-series`.
     pub fn series(&self) -> usize {
-        self.engines.iter().map(|e| e.series()).sum()
+        self.engines
+            .iter()
+            .zip(&self.unit_costs)
+            .map(|(engine, cost)| engine.unit_count() * cost)
+            .sum()
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
@@ -325,10 +340,10 @@ impl LogState {
         let guard = settings.series;
         let before = self.series();
         let mut outcome = Ok(());
-        for engine in &mut self.engines {
+        for (engine, cost) in self.engines.iter_mut().zip(&self.unit_costs) {
             let context = ApplyContext {
                 settings,
-                may_grow: *series + engine.series_per_unit() <= guard.max_series,
+                may_grow: *series + cost <= guard.max_series,
                 log: &self.label,
             };
             if let Some(applied) = engine.apply(parsed, line_time, &context) {

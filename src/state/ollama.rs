@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
-use super::histogram::DurationHistogram;
+use super::histogram::Histogram;
 use super::liveness::Status;
 use super::{LogState, Refused, StateSettings};
-use crate::catalog::{HistogramView, LeFormat, Metric, Row};
+use crate::catalog::{Metric, Row};
 
 /// Request-duration buckets (seconds). Gin times the whole handler, so a streamed chat counts
 /// until its last token: the CLI's `HEAD /` and `GET /api/tags` take tens of microseconds
@@ -110,7 +110,7 @@ pub struct OllamaRoute {
     pub path: String,
     /// Requests answered, by status, in status order.
     pub statuses: Vec<StatusCount>,
-    pub duration_seconds: DurationHistogram,
+    pub duration_seconds: Histogram,
     /// When the last one was answered (seconds since the epoch), when its line said.
     #[serde(with = "float::option")]
     pub last_at: Option<f64>,
@@ -123,12 +123,6 @@ pub struct StatusCount {
 }
 
 impl OllamaRoute {
-    /// `llmtail_ollama_http_request_duration_seconds` as the exposition reads it.
-    pub fn duration(&self) -> HistogramView<'_> {
-        self.duration_seconds
-            .view(&REQUEST_BUCKETS, LeFormat::Shortest)
-    }
-
     /// `llmtail_ollama_http_requests_total`'s samples: one per status answered.
     pub fn requests_by_status(&self) -> Vec<(String, f64)> {
         self.statuses
@@ -261,12 +255,6 @@ impl Engine for OllamaLog {
 
     fn log_metrics() -> &'static [Metric] {
         crate::catalog::OLLAMA_LOG
-    }
-
-    /// The request counter (its statuses counted as one: at most a few per route) and the
-    /// histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        1 + DurationHistogram::series(&REQUEST_BUCKETS)
     }
 
     fn apply(

@@ -22,10 +22,10 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
-pub use super::histogram::DurationHistogram;
+use super::histogram::Histogram;
 use super::liveness::Status;
 use super::{LogState, Refused, StateSettings};
-use crate::catalog::{HistogramView, LeFormat, Reading, Row};
+use crate::catalog::{HistogramView, LeFormat, Row};
 
 /// Seconds without an event after which a router shows as idle on the landing page. A router
 /// logs only when a request finishes, so silence is no failure.
@@ -57,18 +57,18 @@ pub struct TgiRouter {
     /// `tgi_request_success`: TGI increments it right before each `Success` event.
     #[serde(with = "float::option")]
     pub requests: Option<f64>,
-    pub request_duration: DurationHistogram,
-    pub validation_duration: DurationHistogram,
-    pub queue_duration: DurationHistogram,
-    pub inference_duration: DurationHistogram,
-    pub mean_time_per_token_duration: DurationHistogram,
+    pub request_duration: Histogram,
+    pub validation_duration: Histogram,
+    pub queue_duration: Histogram,
+    pub inference_duration: Histogram,
+    pub mean_time_per_token_duration: Histogram,
     /// TEI's requests (for the landing page: TEI's own counter has a `method` label the event
     /// does not give).
     #[serde(with = "float::option")]
     pub embed_requests: Option<f64>,
-    pub tei_tokenization_duration: DurationHistogram,
-    pub tei_queue_duration: DurationHistogram,
-    pub tei_inference_duration: DurationHistogram,
+    pub tei_tokenization_duration: Histogram,
+    pub tei_queue_duration: Histogram,
+    pub tei_inference_duration: Histogram,
     /// `Setting max batch total tokens to N`: TGI's `tgi_batch_max_total_tokens` gauge.
     #[serde(with = "float::option")]
     pub max_batch_total_tokens: Option<f64>,
@@ -105,11 +105,11 @@ impl TgiRouter {
             .observe(bounds, as_secs_f64(e.inference_ns));
     }
 
-    pub fn tgi(&self, histogram: fn(&TgiRouter) -> &DurationHistogram) -> HistogramView<'_> {
+    pub fn tgi(&self, histogram: fn(&TgiRouter) -> &Histogram) -> HistogramView<'_> {
         histogram(self).view(&TGI_DURATION_BOUNDS, LeFormat::Display)
     }
 
-    pub fn tei(&self, histogram: fn(&TgiRouter) -> &DurationHistogram) -> HistogramView<'_> {
+    pub fn tei(&self, histogram: fn(&TgiRouter) -> &Histogram) -> HistogramView<'_> {
         histogram(self).view(&TEI_DURATION_BOUNDS, LeFormat::Display)
     }
 }
@@ -141,17 +141,6 @@ impl Engine for TgiLog {
 
     fn table() -> &'static [Row<TgiRouter>] {
         crate::catalog::TGI
-    }
-
-    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(_) => TGI_DURATION_BOUNDS.len() + 3,
-                _ => 1,
-            })
-            .sum()
     }
 
     fn apply(
@@ -251,7 +240,7 @@ mod tests {
     #[test]
     fn an_observation_equal_to_a_bound_is_in_that_bucket() {
         let bounds = &*TGI_DURATION_BOUNDS;
-        let mut h = DurationHistogram::default();
+        let mut h = Histogram::default();
         h.observe(bounds, bounds[3]);
         h.observe(bounds, 0.0);
         h.observe(bounds, 1000.0);

@@ -15,10 +15,11 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
+use super::histogram::Histogram;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
 use super::{Cap, LogState, Refused, StateSettings};
-use crate::catalog::{Reading, Row};
+use crate::catalog::Row;
 use crate::timezone::resolve_time;
 
 /// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond any
@@ -35,58 +36,11 @@ pub const TRITON_SLOTS_PER_LOG: Cap = Cap {
     cap: 256,
 };
 
-/// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
-/// batches) to seconds (long prefills).
+/// Latency buckets (seconds) of the iteration and device-step histograms: TRT-LLM iterations
+/// take from about a millisecond (small decode batches) to seconds (long prefills).
 pub const LATENCY_BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-/// A classic Prometheus histogram over [`LATENCY_BUCKETS`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Histogram {
-    /// Non-cumulative counts per bucket; the last slot is `+Inf`.
-    counts: [u64; LATENCY_BUCKETS.len() + 1],
-    #[serde(with = "float")]
-    pub sum: f64,
-    pub count: u64,
-}
-
-impl Histogram {
-    pub fn observe(&mut self, value: f64) {
-        if !value.is_finite() || value < 0.0 {
-            return;
-        }
-        let slot = LATENCY_BUCKETS
-            .iter()
-            .position(|&bound| value <= bound)
-            .unwrap_or(LATENCY_BUCKETS.len());
-        self.counts[slot] += 1;
-        self.sum += value;
-        self.count += 1;
-    }
-
-    /// The histogram as the exposition reads it.
-    pub fn view(&self) -> crate::catalog::HistogramView<'_> {
-        crate::catalog::HistogramView {
-            bounds: &LATENCY_BUCKETS,
-            counts: &self.counts,
-            sum: self.sum,
-            count: self.count,
-            le: crate::catalog::LeFormat::Shortest,
-        }
-    }
-
-    /// `(upper bound, count in that bucket alone)`, ending with `+Inf`; the exposition adds
-    /// them up into Prometheus' cumulative buckets.
-    pub fn buckets(&self) -> Vec<(f64, u64)> {
-        LATENCY_BUCKETS
-            .iter()
-            .copied()
-            .chain([f64::INFINITY])
-            .zip(self.counts.iter().copied())
-            .collect()
-    }
-}
 
 /// One executor (a rank, or one Triton instance) of one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -195,10 +149,12 @@ impl TrtllmRank {
     fn apply_iteration(&mut self, it: &Iteration, at: Option<f64>) {
         self.iterations += 1.0;
         if let Some(ms) = it.iter_latency_ms {
-            self.iteration_seconds.observe(ms / 1000.0);
+            self.iteration_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
         if let Some(ms) = it.prev_device_step_time_ms {
-            self.device_step_seconds.observe(ms / 1000.0);
+            self.device_step_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
         add(&mut self.context_tokens, it.context_tokens);
         add(&mut self.completed_requests, it.completed_requests);
@@ -636,17 +592,6 @@ impl Engine for TrtllmLog {
         crate::catalog::TRTLLM
     }
 
-    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(_) => LATENCY_BUCKETS.len() + 3,
-                _ => 1,
-            })
-            .sum()
-    }
-
     fn apply(
         &mut self,
         parsed: &Parsed<'_>,
@@ -754,19 +699,6 @@ mod tests {
         let mut rank = TrtllmRank::default();
         rank.apply_iteration(&iteration(None, 5, 3), None);
         assert!(rank.request_metrics().contains(&("waiting", 2.0)));
-    }
-
-    #[test]
-    fn histogram_counts_each_value_in_its_first_bucket() {
-        let mut h = Histogram::default();
-        for v in [0.0005, 0.02, 0.02, 20.0] {
-            h.observe(v);
-        }
-        let buckets = h.buckets();
-        assert_eq!(buckets[0], (0.001, 1));
-        assert_eq!(buckets[4], (0.025, 2));
-        assert_eq!(buckets.last().unwrap(), &(f64::INFINITY, 1));
-        assert_eq!((h.count, h.sum), (4, 20.0405));
     }
 
     #[test]
