@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{
+    lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES,
+};
 
 use crate::borrowed_from;
 

@@ -86,11 +86,16 @@ fn bare_path(line: &str) -> bool {
 
 /// `2006/01/02 - 15:04:05`, the writer's local time.
 fn gin_time(s: &str) -> Option<(LogTime, &str)> {
+    slashed_time(s, " - ")
+}
+
+/// Go's `2006/01/02` date, `between`, and a `15:04:05` clock: gin's time and the `log`
+/// package's. The writer's local time.
+pub(super) fn slashed_time<'a>(s: &'a str, between: &str) -> Option<(LogTime, &'a str)> {
     let (year, s) = clock::digits(s, 4)?;
     let (month, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
     let (day, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
-    let s = s.strip_prefix(" - ")?;
-    let (hms, s) = clock::clock(s)?;
+    let (hms, s) = clock::clock(s.strip_prefix(between)?)?;
     Some((clock::build(Some(year), month, day, hms, 0, None)?, s))
 }
 

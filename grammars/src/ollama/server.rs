@@ -172,7 +172,7 @@ fn runner_started(input: &str) -> IResult<&str, OllamaRecord<'static>> {
 /// `2023/12/03 14:58:42 llama.go:492: ` (Go's `log` with `LstdFlags | Lshortfile`), then the
 /// message; `INFO ` after the file was Ollama's level word in its early 2024 `log` lines.
 fn std_head(input: &str) -> IResult<&str, LogTime> {
-    let Some((time, rest)) = std_time(input) else {
+    let Some((time, rest)) = super::gin::slashed_time(input, " ") else {
         return Err(nom::Err::Error(nom::error::Error::new(
             input,
             nom::error::ErrorKind::Verify,
@@ -189,15 +189,6 @@ fn std_head(input: &str) -> IResult<&str, LogTime> {
     )
         .parse(rest)?;
     Ok((rest, time))
-}
-
-/// `2006/01/02 15:04:05`, the writer's local time.
-fn std_time(s: &str) -> Option<(LogTime, &str)> {
-    let (year, s) = clock::digits(s, 4)?;
-    let (month, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
-    let (day, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
-    let (hms, s) = clock::clock(clock::byte(s, b' ')?)?;
-    Some((clock::build(Some(year), month, day, hms, 0, None)?, s))
 }
 
 #[cfg(test)]
