@@ -148,15 +148,24 @@ def main():
     logs = list(replay_logs())
     vllm_cases = [l for f, l in cases if f.startswith("vllm-")]
     trtllm_cases = [l for f, l in cases if f.startswith("trtllm-")]
-    other_cases = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-"))]
+    lmdeploy_cases = [l for f, l in cases if f.startswith("lmdeploy-")]
+    ollama_cases = [l for f, l in cases if f.startswith("ollama-")]
+    other_cases = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-", "lmdeploy-"))]
     vllm_replay = one_per_shape(l for f, ls in logs if f.startswith("vllm-") for l in ls)
     trtllm_replay = one_per_shape(l for f, ls in logs if f.startswith("trtllm-") for l in ls)
-    every_line = [l for _, l in cases] + vllm_replay + trtllm_replay
+    lmdeploy_replay = one_per_shape(l for f, ls in logs if f.startswith("lmdeploy-") for l in ls)
+    ollama_replay = one_per_shape(l for f, ls in logs if f.startswith("ollama-") for l in ls)
+    every_line = (
+        [l for _, l in cases] + vllm_replay + trtllm_replay + lmdeploy_replay + ollama_replay
+    )
 
     counts = {}
     counts["grammar_read"] = write("grammar_read", every_line)
     counts["grammar_vllm"] = write("grammar_vllm", vllm_cases + other_cases + vllm_replay)
     counts["grammar_trtllm"] = write("grammar_trtllm", trtllm_cases + other_cases + trtllm_replay)
+    counts["grammar_lmdeploy"] = write("grammar_lmdeploy", lmdeploy_cases + other_cases + lmdeploy_replay)
+    not_ollama = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-", "ollama-"))]
+    counts["grammar_ollama"] = write("grammar_ollama", ollama_cases + not_ollama + ollama_replay)
     # The JSON objects as they stand in the lines: from the first `{`, `"{` or `[{` on.
     objects = []
     for line in trtllm_cases + trtllm_replay:

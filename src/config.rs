@@ -337,108 +337,184 @@ impl Settings {
             ),
             None => (ConfigFile::default(), String::new()),
         };
-
-        let mut logs: Vec<LogSettings> = Vec::new();
-        let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
-        let default_zone = default_zone(
-            cli.log_timezone.as_deref(),
-            config.log_timezone.as_deref(),
-            &config_origin,
-        )?;
-        for entry in &config.log {
-            let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
-            let mut labels = Vec::new();
-            for (name, value) in &entry.labels {
-                check_label_name(name, &origin)?;
-                labels.push((name.clone(), value.clone()));
-            }
-            let timezone = match &entry.timezone {
-                Some(name) => zone(name, &format!("{origin}, timezone"))?,
-                None => default_zone.clone(),
-            };
-            logs.push(LogSettings {
-                spec: log_spec(&entry.path, &origin)?,
-                given: entry.path.clone(),
-                envelope: entry.envelope.unwrap_or(default_envelope),
-                model_name: entry.model_name.clone(),
-                labels,
-                vllm_version: entry.vllm_version.clone(),
-                timezone,
-            });
-        }
-        for given in &cli.logs {
-            let spec = log_spec(given, "--log")?;
-            // Followed once, with the `[[log]]` entry's settings if it has one.
-            if logs.iter().any(|l| l.spec == spec) {
-                continue;
-            }
-            logs.push(LogSettings {
-                spec,
-                given: given.clone(),
-                envelope: default_envelope,
-                model_name: None,
-                labels: Vec::new(),
-                vllm_version: None,
-                timezone: default_zone.clone(),
-            });
-        }
-        if logs.is_empty() {
-            return Err(ConfigError(
-                "no log to follow\n  fix: llmtail --log /var/log/vllm.log (or [[log]] path = \"...\" in the --config file)".into(),
-            ));
-        }
-        if logs.iter().filter(|l| l.spec == LogSpec::Stdin).count() > 1 {
-            return Err(ConfigError(
-                "--log - (stdin) given twice\n  fix: read standard input once".into(),
-            ));
-        }
-
-        let mut labels: Vec<(String, String)> = Vec::new();
-        for (name, value) in &config.labels {
-            check_label_name(name, &format!("{config_origin}, [labels]"))?;
-            labels.push((name.clone(), value.clone()));
-        }
-        for text in &cli.labels {
-            let (name, value) = label(text, "--label")?;
-            // Flags win over the config file.
-            labels.retain(|(n, _)| *n != name);
-            labels.push((name, value));
-        }
-
+        let logs = log_settings(&cli, &config, &config_origin)?;
+        let labels = constant_labels(&cli, &config, &config_origin)?;
         let listen = cli
             .listen_address
-            .or(config.web.listen_address)
+            .clone()
+            .or(config.web.listen_address.clone())
             .unwrap_or_else(|| DEFAULT_LISTEN_ADDRESS.to_string());
         let listen_address = listen_address(&listen)?;
-        let telemetry_path = cli
-            .telemetry_path
-            .or(config.web.telemetry_path)
-            .unwrap_or_else(|| "/metrics".into());
-        if !telemetry_path.starts_with('/')
-            || telemetry_path == "/"
-            || telemetry_path.starts_with("/-/")
-        {
-            return Err(ConfigError(format!(
-                "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
-            )));
-        }
-        let vllm_stats_interval = match (cli.vllm_stats_interval, config.vllm_stats_interval) {
-            (Some(text), _) => stats_interval(&text, "--vllm-stats-interval")?,
-            (None, Some(IntervalValue::Seconds(seconds))) => stats_interval(
-                &seconds.to_string(),
-                &format!("{config_origin}, vllm_stats_interval"),
-            )?,
-            (None, Some(IntervalValue::Word(text))) => {
-                stats_interval(&text, &format!("{config_origin}, vllm_stats_interval"))?
-            }
-            (None, None) => StatsInterval::Auto,
+        let telemetry_path = telemetry_path(&cli, &config)?;
+        let vllm_stats_interval = vllm_stats_interval(&cli, &config, &config_origin)?;
+        let limits = Limits::from(&cli, &config)?;
+        let log_expiry = match (&cli.log_expiry, &config.log_expiry) {
+            (Some(text), _) => log_expiry(text, "--log-expiry")?,
+            (None, Some(text)) => log_expiry(text, &format!("{config_origin}, log_expiry"))?,
+            (None, None) => crate::source::DEFAULT_LOG_EXPIRY,
         };
-        let vllm_version = cli.vllm_version.or(config.vllm_version);
-        for log in &mut logs {
-            if log.vllm_version.is_none() {
-                log.vllm_version.clone_from(&vllm_version);
-            }
+        let state_file = cli.state_file.clone().or(config.state_file.clone());
+        if let Some(state_file) = &state_file {
+            check_state_file_is_no_log(state_file, &logs)?;
         }
+        let web_config_file = cli
+            .web_config_file
+            .clone()
+            .or(config.web.config_file.clone());
+        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        Ok(Settings {
+            logs,
+            listen_address,
+            max_connections: limits.max_connections,
+            telemetry_path,
+            from: cli.from.or(config.from).unwrap_or(From::Start),
+            model_name: cli.model_name.or(config.model_name),
+            labels,
+            vllm_stats_interval,
+            max_line_bytes: limits.max_line_bytes,
+            max_series: limits.max_series,
+            log_expiry,
+            state_file,
+            one_shot: cli.one_shot,
+            enable_lifecycle: cli.enable_lifecycle,
+            flags,
+            web_config: Arc::new(web_config),
+        })
+    }
+}
+
+/// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them
+/// (a path is followed once, with its entry's settings if it has one).
+fn log_settings(
+    cli: &Cli,
+    config: &ConfigFile,
+    config_origin: &str,
+) -> Result<Vec<LogSettings>, ConfigError> {
+    let mut logs: Vec<LogSettings> = Vec::new();
+    let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
+    let default_zone = default_zone(
+        cli.log_timezone.as_deref(),
+        config.log_timezone.as_deref(),
+        config_origin,
+    )?;
+    for entry in &config.log {
+        let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
+        let mut labels = Vec::new();
+        for (name, value) in &entry.labels {
+            check_label_name(name, &origin)?;
+            labels.push((name.clone(), value.clone()));
+        }
+        let timezone = match &entry.timezone {
+            Some(name) => zone(name, &format!("{origin}, timezone"))?,
+            None => default_zone.clone(),
+        };
+        logs.push(LogSettings {
+            spec: log_spec(&entry.path, &origin)?,
+            given: entry.path.clone(),
+            envelope: entry.envelope.unwrap_or(default_envelope),
+            model_name: entry.model_name.clone(),
+            labels,
+            vllm_version: entry.vllm_version.clone(),
+            timezone,
+        });
+    }
+    for given in &cli.logs {
+        let spec = log_spec(given, "--log")?;
+        if logs.iter().any(|l| l.spec == spec) {
+            continue;
+        }
+        logs.push(LogSettings {
+            spec,
+            given: given.clone(),
+            envelope: default_envelope,
+            model_name: None,
+            labels: Vec::new(),
+            vllm_version: None,
+            timezone: default_zone.clone(),
+        });
+    }
+    if logs.is_empty() {
+        return Err(ConfigError(
+            "no log to follow\n  fix: llmtail --log /var/log/vllm.log (or [[log]] path = \"...\" in the --config file)".into(),
+        ));
+    }
+    if logs.iter().filter(|l| l.spec == LogSpec::Stdin).count() > 1 {
+        return Err(ConfigError(
+            "--log - (stdin) given twice\n  fix: read standard input once".into(),
+        ));
+    }
+    let vllm_version = cli.vllm_version.clone().or(config.vllm_version.clone());
+    for log in &mut logs {
+        if log.vllm_version.is_none() {
+            log.vllm_version.clone_from(&vllm_version);
+        }
+    }
+    Ok(logs)
+}
+
+/// The constant labels: the config file's `[labels]`, then the `--label`s (flags win).
+fn constant_labels(
+    cli: &Cli,
+    config: &ConfigFile,
+    config_origin: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for (name, value) in &config.labels {
+        check_label_name(name, &format!("{config_origin}, [labels]"))?;
+        labels.push((name.clone(), value.clone()));
+    }
+    for text in &cli.labels {
+        let (name, value) = label(text, "--label")?;
+        labels.retain(|(n, _)| *n != name);
+        labels.push((name, value));
+    }
+    Ok(labels)
+}
+
+/// `--web.telemetry-path`: an absolute path that is not the landing page nor under `/-/`.
+fn telemetry_path(cli: &Cli, config: &ConfigFile) -> Result<String, ConfigError> {
+    let telemetry_path = cli
+        .telemetry_path
+        .clone()
+        .or(config.web.telemetry_path.clone())
+        .unwrap_or_else(|| "/metrics".into());
+    if !telemetry_path.starts_with('/')
+        || telemetry_path == "/"
+        || telemetry_path.starts_with("/-/")
+    {
+        return Err(ConfigError(format!(
+            "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
+        )));
+    }
+    Ok(telemetry_path)
+}
+
+/// `--vllm-stats-interval`, or the config file's `vllm_stats_interval` (seconds or a word).
+fn vllm_stats_interval(
+    cli: &Cli,
+    config: &ConfigFile,
+    config_origin: &str,
+) -> Result<StatsInterval, ConfigError> {
+    let origin = || format!("{config_origin}, vllm_stats_interval");
+    match (&cli.vllm_stats_interval, &config.vllm_stats_interval) {
+        (Some(text), _) => stats_interval(text, "--vllm-stats-interval"),
+        (None, Some(IntervalValue::Seconds(seconds))) => {
+            stats_interval(&seconds.to_string(), &origin())
+        }
+        (None, Some(IntervalValue::Word(text))) => stats_interval(text, &origin()),
+        (None, None) => Ok(StatsInterval::Auto),
+    }
+}
+
+/// The limits a user may set, each checked to be one that lets the agent work.
+struct Limits {
+    max_line_bytes: usize,
+    max_connections: usize,
+    max_series: usize,
+}
+
+impl Limits {
+    fn from(cli: &Cli, config: &ConfigFile) -> Result<Limits, ConfigError> {
         let max_line_bytes = cli
             .max_line_bytes
             .or(config.max_line_bytes)
@@ -466,34 +542,10 @@ impl Settings {
                 "--max-series: 0 would refuse every engine\n  fix: leave it at 100000, or give a positive number".into(),
             ));
         }
-        let log_expiry = match (cli.log_expiry, config.log_expiry) {
-            (Some(text), _) => log_expiry(&text, "--log-expiry")?,
-            (None, Some(text)) => log_expiry(&text, &format!("{config_origin}, log_expiry"))?,
-            (None, None) => crate::source::DEFAULT_LOG_EXPIRY,
-        };
-        let state_file = cli.state_file.or(config.state_file);
-        if let Some(state_file) = &state_file {
-            check_state_file_is_no_log(state_file, &logs)?;
-        }
-        let web_config_file = cli.web_config_file.or(config.web.config_file);
-        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
-        Ok(Settings {
-            logs,
-            listen_address,
-            max_connections,
-            telemetry_path,
-            from: cli.from.or(config.from).unwrap_or(From::Start),
-            model_name: cli.model_name.or(config.model_name),
-            labels,
-            vllm_stats_interval,
+        Ok(Limits {
             max_line_bytes,
+            max_connections,
             max_series,
-            log_expiry,
-            state_file,
-            one_shot: cli.one_shot,
-            enable_lifecycle: cli.enable_lifecycle,
-            flags,
-            web_config: Arc::new(web_config),
         })
     }
 }

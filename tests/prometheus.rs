@@ -171,7 +171,7 @@ fn a_real_prometheus_scrapes_vllm_series_with_the_values_the_log_printed() {
     server.wait_for("llmtail_lines_parsed_total{grammar=\"vllm_stats\"}", 2.0);
 }
 
-/// promtool lints names; the only complaints allowed are about vLLM's and llama-server's own names, which
+/// promtool lints names; the only complaints allowed are about the engines' own names, which
 /// dashboards depend on and we must not change. Every fixture log's exposition (each read as
 /// of its own last line, so that its engines are up): every family.
 #[test]
@@ -252,8 +252,12 @@ fn lint(promtool: &Path, metrics: &str) {
         "promtool failed to parse:\n{report}"
     );
     for problem in report.lines().filter(|l| !l.trim().is_empty()) {
-        // vLLM's and llama-server's own names, which their users' dashboards type.
-        let native_name = problem.starts_with("vllm:") || problem.starts_with("llamacpp:");
+        // The engines' own names (`vllm:`, `llamacpp:`, `lmdeploy:`, ...), which their users'
+        // dashboards type: only they have a ':'.
+        let native_name = problem
+            .split_whitespace()
+            .next()
+            .is_some_and(|name| name.contains(':'));
         let allowed = native_name
             && (problem.ends_with("metric names should not contain ':'")
                 || problem.ends_with("metric names should not contain abbreviated units"));
@@ -313,6 +317,67 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
         .count();
     server.wait_for("llmtail_trtllm_iterations_total", iterations as f64);
     server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
+}
+
+/// The IterationStats fields that Triton's exporter drops (issue 11): a real Prometheus reads
+/// them back as the last record (gauges) and the sums of all records (counters) say.
+#[test]
+fn a_real_prometheus_scrapes_the_iteration_stats_fields_tritons_exporter_drops() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/trtllm-iteration-stats-gptmanagerbenchmark-0.16.log";
+    // Twelve seconds after the last record (2024-12-03T08:41:18Z, read as UTC).
+    let agent = RunningAgent::start_at(&["--log", log, "--log-timezone", "UTC"], 1_733_215_290.0);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(&l[l.find('{')?..]).ok())
+        .collect();
+    let last = records.last().unwrap();
+    let sum = |key: &str| -> f64 { records.iter().map(|r| r[key].as_f64().unwrap()).sum() };
+    let activating = records
+        .iter()
+        .rfind(|r| r["numNewActiveRequests"].as_u64() > Some(0))
+        .unwrap();
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        "llmtail_trtllm_new_active_requests_total",
+        sum("numNewActiveRequests"),
+    );
+    server.wait_for(
+        "llmtail_trtllm_new_request_queue_latency_seconds",
+        activating["newActiveRequestsQueueLatencyMS"]
+            .as_f64()
+            .unwrap()
+            / activating["numNewActiveRequests"].as_f64().unwrap()
+            / 1000.0,
+    );
+    server.wait_for(
+        "llmtail_trtllm_avg_decoded_tokens_per_iteration",
+        last["inflightBatchingStats"]["avgNumDecodedTokensPerIter"]
+            .as_f64()
+            .unwrap(),
+    );
+    for (kind, key) in [
+        ("static", "maxBatchSizeStatic"),
+        ("runtime", "maxBatchSizeRuntime"),
+        ("tuner_recommended", "maxBatchSizeTunerRecommended"),
+    ] {
+        server.wait_for(
+            &format!("llmtail_trtllm_max_batch_size{{kind=\"{kind}\"}}"),
+            last[key].as_f64().unwrap(),
+        );
+    }
+    server.wait_for(
+        "llmtail_trtllm_kv_cache_alloc_total_blocks_total",
+        last["kvCacheStats"]["allocTotalBlocks"].as_f64().unwrap(),
+    );
+    server.wait_for(
+        "llmtail_trtllm_kv_cache_alloc_new_blocks_total",
+        last["kvCacheStats"]["allocNewBlocks"].as_f64().unwrap(),
+    );
 }
 
 /// llama-server's families from two replay logs, one of them in router mode: the native
@@ -470,7 +535,7 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
     let named = rules
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .filter(|w| {
-            ["vllm:", "llmtail_", "nv_trt_llm_"]
+            ["vllm:", "lmdeploy:", "llmtail_", "nv_trt_llm_"]
                 .iter()
                 .any(|p| w.starts_with(p))
         });
@@ -480,4 +545,170 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
             "an alert names {name}, which llmtail does not export"
         );
     }
+}
+
+/// LMDeploy's families under its own names and labels (`model_name`, `engine` = the DP rank),
+/// from the 0.14 replay log, read a few seconds after its last line so that both ranks are up.
+#[test]
+fn a_real_prometheus_scrapes_lmdeploy_series_with_the_values_the_log_printed() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/lmdeploy-0.14-dp2-pytorch.log";
+    // The last line is `[2026-03-10 09:01:00 DP1] ...`, read as UTC.
+    let agent =
+        RunningAgent::start_at(&["--log", log, "--model-name", "qwen3-8b"], 1_773_133_265.0);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    let rank = |n: u32| format!("model_name=\"qwen3-8b\",engine=\"{n}\"");
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(
+        &format!("lmdeploy:num_requests_succeeded{{{}}}", rank(0)),
+        209.0,
+    );
+    server.wait_for(&format!("lmdeploy:num_requests_failed{{{}}}", rank(1)), 3.0);
+    server.wait_for(
+        &format!("lmdeploy:prefix_cache_hit_rate{{{}}}", rank(0)),
+        0.415,
+    );
+    server.wait_for(
+        &format!("lmdeploy:gpu_cache_usage_perc{{{}}}", rank(1)),
+        0.0,
+    );
+    // 10 s x the sum of the rank's `in` and `out` throughputs.
+    server.wait_for(
+        &format!("lmdeploy:prompt_tokens_total{{{}}}", rank(1)),
+        31568.0,
+    );
+    server.wait_for("sum(lmdeploy:generation_tokens_total)", 38878.0 + 21302.0);
+    server.wait_for("sum(llmtail_lmdeploy_engine_up)", 2.0);
+    server.wait_for(
+        "llmtail_lines_parsed_total{grammar=\"lmdeploy_stats\"}",
+        11.0,
+    );
+}
+
+/// TGI's and TEI's own families, rebuilt from the replay logs' `Success` events (text with ANSI
+/// colours, JSON, TEI), as a real Prometheus stores them: the names, the `log` label, TGI's
+/// buckets with TGI's own `le` strings.
+#[test]
+fn a_real_prometheus_scrapes_tgis_and_teis_families_from_their_logs() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let text = "fixtures/replay/tgi-3.x-docker-ansi.log";
+    let json = "fixtures/replay/tgi-1.4-json-output.log";
+    let tei = "fixtures/replay/tgi-tei-1.5-embed-rerank.log";
+    let agent = RunningAgent::start(&["--log", text, "--log", json, "--log", tei]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(&format!("tgi_request_success{{log=\"{text}\"}}"), 5.0);
+    server.wait_for(&format!("tgi_request_success{{log=\"{json}\"}}"), 3.0);
+    server.wait_for(
+        &format!("tgi_batch_max_total_tokens{{log=\"{text}\"}}"),
+        96528.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_count{{log=\"{text}\"}}"),
+        5.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_sum{{log=\"{text}\"}}"),
+        14.272337017,
+    );
+    // Requests of 0.097, 0.612, 1.25, 3.40 and 8.91 s: two at or under TGI's 22nd bound
+    // (0.748 s), four under its 26th (3.79 s), written as TGI's exporter writes the bounds.
+    let bound = |i: usize| llmtail::state::tgi::TGI_DURATION_BOUNDS[i].to_string();
+    server.wait_for(
+        &format!(
+            "tgi_request_duration_bucket{{log=\"{text}\",le=\"{}\"}}",
+            bound(21)
+        ),
+        2.0,
+    );
+    server.wait_for(
+        &format!(
+            "tgi_request_duration_bucket{{log=\"{text}\",le=\"{}\"}}",
+            bound(25)
+        ),
+        4.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_duration_bucket{{log=\"{text}\",le=\"+Inf\"}}"),
+        5.0,
+    );
+    server.wait_for(
+        &format!("tgi_request_mean_time_per_token_duration_count{{log=\"{json}\"}}"),
+        3.0,
+    );
+    server.wait_for(
+        "count(count by (__name__) ({__name__=~\"tgi_request_.*duration_count\"}))",
+        5.0,
+    );
+    server.wait_for(
+        &format!("te_request_inference_duration_count{{log=\"{tei}\"}}"),
+        4.0,
+    );
+    server.wait_for(
+        &format!("te_request_queue_duration_sum{{log=\"{tei}\"}}"),
+        0.082343339,
+    );
+    server.wait_for("llmtail_lines_rejected_total{grammar=\"tgi_request\"}", 1.0);
+}
+
+/// Ollama's families from its replay log (journald, French months): the request counter by
+/// route and status, the duration histogram, the per-log runner series. The values are the
+/// golden's, counted by hand from the log (fixtures/README.md, "Ollama").
+#[test]
+fn a_real_prometheus_scrapes_ollamas_families_from_an_ollama_journal() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/ollama-0.11-journald-fr-rocm-crash.log";
+    let agent = RunningAgent::start(&["--log", log]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    let chat = "method=\"POST\",path=\"/api/chat\"";
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for("sum(llmtail_ollama_http_requests_total)", 16.0);
+    server.wait_for(
+        &format!("llmtail_ollama_http_requests_total{{{chat},status=\"500\"}}"),
+        1.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_requests_total{{{chat},status=\"200\"}}"),
+        2.0,
+    );
+    // A scanner's `GET /.env` and `PROPFIND /`: bounded to `other`.
+    server.wait_for(
+        "llmtail_ollama_http_requests_total{method=\"GET\",path=\"other\",status=\"404\"}",
+        1.0,
+    );
+    server.wait_for(
+        "llmtail_ollama_http_requests_total{method=\"other\",path=\"/\",status=\"404\"}",
+        1.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_request_duration_seconds_count{{{chat}}}"),
+        3.0,
+    );
+    server.wait_for(
+        &format!("llmtail_ollama_http_request_duration_seconds_sum{{{chat}}}"),
+        127.06713812,
+    );
+    // 23.2 s and 28.9 s are under 30 s; the 1m15s chat is not.
+    server.wait_for(
+        &format!(
+            "llmtail_ollama_http_request_duration_seconds_bucket{{{chat},le=~\"30(\\\\.0)?\"}}"
+        ),
+        2.0,
+    );
+    server.wait_for("llmtail_ollama_runner_load_seconds", 7.02);
+    server.wait_for("llmtail_ollama_runner_loads_total", 3.0);
+    server.wait_for("llmtail_ollama_loaded_runners", 2.0);
+    server.wait_for(
+        "llmtail_lines_parsed_total{grammar=\"ollama_request\"}",
+        16.0,
+    );
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
-use llmtail_grammars::{vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES};
 
 use crate::borrowed_from;
 
@@ -44,10 +44,7 @@ fn parsed(line: &str, parsed: &Parsed<'_>) {
         "{line:?} parsed under {:?}, which is no grammar's name",
         record.grammar()
     );
-    let possible = match record {
-        Record::Vllm(r) => r.possible(),
-        Record::Trtllm(r) => r.possible(),
-    };
+    let possible = record.possible();
     assert!(
         possible,
         "impossible value parsed from {line:?}: {record:?}"
@@ -101,6 +98,18 @@ pub fn read(data: &[u8]) {
             record: Record::Trtllm(_),
             ..
         }) => Some(trtllm::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Lmdeploy(_),
+            ..
+        }) => Some(lmdeploy::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Tgi(_),
+            ..
+        }) => Some(tgi::read(&line)),
+        Outcome::Parsed(Parsed {
+            record: Record::Ollama(_),
+            ..
+        }) => Some(ollama::read(&line)),
         _ => None,
     };
     if let Some(own) = own {
@@ -148,6 +157,29 @@ pub fn vllm(data: &[u8]) {
     }
 }
 
+/// LMDeploy's grammar, its head and its stats production, on any line.
+pub fn lmdeploy(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = lmdeploy::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("lmdeploy_"), "{grammar}"),
+        Outcome::Parsed(p) => assert!(matches!(p.record, Record::Lmdeploy(_)), "{p:?}"),
+        Outcome::Unmatched => {}
+    }
+    if let Some(head) = lmdeploy::head::split(&line) {
+        assert!(
+            line.ends_with(head.message),
+            "message {:?} is not the tail of {line:?}",
+            head.message
+        );
+        time(&head.time, &line);
+    }
+    // The stats production on the whole input, as if it were a message without its head (so
+    // the fuzzer need not make up a head to reach it).
+    let _ = lmdeploy::stats::parse(0, &line);
+}
+
 /// TensorRT-LLM's grammar, its heads and its text productions, on any line.
 pub fn trtllm(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
@@ -171,6 +203,37 @@ pub fn trtllm(data: &[u8]) {
     let _ = trtllm::iter_log::parse(&line);
     let _ = trtllm::startup::parse(&line, None);
     let _ = trtllm::startup::parse(&line, Some(3));
+}
+
+/// Ollama's grammar and its productions (gin's line, the Go duration, the server records), on
+/// any line: a request's latency and a load time are never negative nor absurd, a status is
+/// one gin can send.
+pub fn ollama(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = ollama::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("ollama_"), "{grammar}"),
+        Outcome::Parsed(p) => {
+            assert!(matches!(p.record, Record::Ollama(_)), "{p:?}");
+            assert!(p.time.is_some(), "an Ollama record without its time: {p:?}");
+        }
+        Outcome::Unmatched => {}
+    }
+    if let Some((t, request)) = ollama::gin::parse(&line) {
+        time(&t, &line);
+        for part in [request.client, request.method, request.path] {
+            assert!(borrowed_from(part, &line), "{part:?} in {line:?}");
+        }
+    }
+    if let Some((t, _)) = ollama::server::parse(&line) {
+        time(&t, &line);
+    }
+    // A duration consumes a prefix and is never NaN.
+    if let Ok((rest, seconds)) = ollama::gin::duration(&line) {
+        assert!(line.ends_with(rest), "{rest:?} is not the rest of {line:?}");
+        assert!(!seconds.is_nan(), "duration of {line:?} is NaN");
+    }
 }
 
 /// The JSON readers of formats A and B: the full (loose) parser, the fast flat scanner, the

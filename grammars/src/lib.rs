@@ -14,8 +14,11 @@
 
 pub mod domain;
 pub mod llamacpp;
+pub mod lmdeploy;
 pub mod number;
+pub mod ollama;
 mod records;
+pub mod tgi;
 pub mod time;
 pub mod trtllm;
 pub mod vllm;
@@ -35,7 +38,8 @@ pub struct Parsed<'a> {
     /// The timestamp in the record head, when the engine's logger printed one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<LogTime>,
-    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present.
+    /// The process name in a vLLM `(EngineCore_DP1 pid=7)` prefix, or a TRT-LLM rank, when present
+    /// (LMDeploy's data-parallel rank is in its record).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub process: Option<&'a str>,
     #[serde(flatten)]
@@ -49,6 +53,9 @@ pub enum Record<'a> {
     Vllm(vllm::VllmRecord<'a>),
     Trtllm(trtllm::TrtllmRecord<'a>),
     Llamacpp(llamacpp::LlamacppRecord),
+    Lmdeploy(lmdeploy::LmdeployRecord),
+    Tgi(tgi::TgiRecord<'a>),
+    Ollama(ollama::OllamaRecord<'a>),
 }
 
 impl Record<'_> {
@@ -59,6 +66,22 @@ impl Record<'_> {
             Record::Vllm(r) => r.grammar(),
             Record::Trtllm(r) => r.grammar(),
             Record::Llamacpp(r) => r.grammar(),
+            Record::Lmdeploy(r) => r.grammar(),
+            Record::Tgi(r) => r.grammar(),
+            Record::Ollama(r) => r.grammar(),
+        }
+    }
+
+    /// True when every value is one the engine can print: what each engine's reader checks
+    /// before it answers [`Outcome::Parsed`] (tests and fuzzers hold every parse to it).
+    pub fn possible(&self) -> bool {
+        match self {
+            Record::Vllm(r) => r.possible(),
+            Record::Trtllm(r) => r.possible(),
+            Record::Llamacpp(r) => r.possible(),
+            Record::Lmdeploy(r) => r.possible(),
+            Record::Tgi(r) => r.possible(),
+            Record::Ollama(r) => r.possible(),
         }
     }
 }
@@ -86,7 +109,14 @@ pub struct EngineGrammar {
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
 /// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
 /// most common.
-pub static ENGINES: &[&EngineGrammar] = &[&vllm::GRAMMAR, &trtllm::GRAMMAR, &llamacpp::GRAMMAR];
+pub static ENGINES: &[&EngineGrammar] = &[
+    &vllm::GRAMMAR,
+    &trtllm::GRAMMAR,
+    &llamacpp::GRAMMAR,
+    &lmdeploy::GRAMMAR,
+    &tgi::GRAMMAR,
+    &ollama::GRAMMAR,
+];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

@@ -24,6 +24,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::packed;
 
+use crate::lmdeploy::LmdeployRecord;
 use crate::trtllm::objects::{objects, Objects};
 use crate::trtllm::{prefix, Format, TrtllmRecord};
 use crate::vllm::{head, VllmRecord};
@@ -198,6 +199,12 @@ fn holds_every_byte(outcome: &Outcome<'_>) -> bool {
         Record::Trtllm(TrtllmRecord::Iteration(it)) => {
             matches!(it.format, Format::TritonJson | Format::IterationStats)
         }
+        Record::Lmdeploy(LmdeployRecord::Stats(stats)) => !stats.skipped_fields,
+        // Read from the line's end (`: Success`, the capacity's number) or as one JSON object:
+        // a record glued after it would have failed the read.
+        Record::Tgi(_) => true,
+        // Every Ollama record is a whole line: its grammars read to the end.
+        Record::Ollama(_) => true,
         _ => false,
     }
 }

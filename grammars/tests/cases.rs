@@ -176,3 +176,32 @@ fn every_line_case_parses_to_exactly_its_expectation() {
         failures.join("\n\n")
     );
 }
+
+/// LMDeploy copies vLLM's words (`Avg prompt throughput: `, `SpecDecoding metrics: `), and the
+/// dispatch asks vLLM first: besides what the dispatch answers, neither engine's grammar on its
+/// own may take or reject a case line that the other one takes or rejects: where both did, the
+/// dispatch order alone would decide whose the line is.
+#[test]
+fn lmdeploy_and_the_other_engines_never_both_claim_a_case_line() {
+    use llmtail_grammars::{lmdeploy, trtllm, vllm};
+    let mut both = Vec::new();
+    for file in case_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let cases: CaseFile = toml::from_str(&text).unwrap();
+        // A line of several records (`records = [...]`) may hold one of each engine's.
+        for case in cases.case.iter().filter(|c| c.records.is_none()) {
+            let line = case.line.as_str();
+            let lmdeploy_claims = lmdeploy::read(line) != Outcome::Unmatched;
+            let other_claims =
+                vllm::read(line) != Outcome::Unmatched || trtllm::read(line) != Outcome::Unmatched;
+            if lmdeploy_claims && other_claims {
+                both.push(format!("{}: {}", file.display(), case.name));
+            }
+        }
+    }
+    assert!(
+        both.is_empty(),
+        "claimed by LMDeploy and another engine:\n{}",
+        both.join("\n")
+    );
+}

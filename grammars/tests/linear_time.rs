@@ -39,6 +39,8 @@ fn cost_per_byte_of(line: &str, repeat: usize, read: impl Fn(&str)) -> f64 {
 const VLLM_HEAD: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 tokens/s, Running: 1 reqs, Waiting: 2 reqs ";
 const TRITON_HEAD: &str =
     "I0510 07:57:36.770990 21661 model_instance_state.cc:840] {\"Active Request Count\":8,";
+const TGI_HEAD: &str =
+    "2024-02-14T06:49:51.437631Z  INFO generate{parameters=GenerateParameters { ";
 const ITER_LOG_HEAD: &str =
     "[TRT-LLM] [I] iter = 7, global_rank = 0, rank = 0, currank_total_requests = 0/0, ";
 
@@ -67,6 +69,14 @@ fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
         (TRITON_HEAD, "{\"a\":["),
         (ITER_LOG_HEAD, "states = {'num_ctx_requests': 1, "),
         (ITER_LOG_HEAD, "x = 1, "),
+        // TGI: targets everywhere, times without a level, timings, open quotes, literal escapes.
+        (TGI_HEAD, "}: text_generation_router::server: r.rs:1: "),
+        (
+            TGI_HEAD,
+            "2024-02-14T06:49:51.437631Z x text_embeddings_router ",
+        ),
+        (TGI_HEAD, "total_time=\"1s\" {parameters= lorax_router"),
+        (TGI_HEAD, "x=\"#033[1;2 _router"),
     ] {
         let line = adversarial(head, unit);
         let cost = cost_per_byte(&line, 1);
@@ -115,6 +125,15 @@ fn a_megabyte_line_of_heads_glued_records_or_objects_costs_at_most_ten_real_line
         (TRITON_HEAD, r#"{"a":1},"#),
         (TRITON_HEAD, "{"),
         (TRITON_HEAD, r#"}{\"Active Request Count\":1"#),
+        // TGI events glued, and JSON events nested without end.
+        (
+            TGI_HEAD,
+            "2024-02-14T06:49:51.437631Z  INFO chat_completions{total_time=\"1s\" validation_time=\"1µs\" queue_time=\"1µs\" inference_time=\"1s\" time_per_token=\"1ms\"}: text_generation_router::server: r.rs:1: Success",
+        ),
+        (
+            r#"{"timestamp":"2024-03-09T05:08:19.961136Z","level":"INFO","message":"Success","target":"text_generation_router","span":"#,
+            r#"{"total_time":"#,
+        ),
     ] {
         let line = adversarial(head, unit);
         let cost = records_cost_per_byte(&line, 1);

@@ -104,11 +104,7 @@ fn apply(line: &str, edit: &Edit, lines: &[String]) -> String {
 }
 
 fn possible(record: &Record<'_>) -> bool {
-    match record {
-        Record::Vllm(r) => r.possible(),
-        Record::Trtllm(r) => r.possible(),
-        Record::Llamacpp(r) => r.possible(),
-    }
+    record.possible()
 }
 
 proptest! {

@@ -6,9 +6,15 @@
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
 use crate::state::engine::{self, Engine, EngineVisitor};
-use crate::state::trtllm::Histogram;
 
 pub use llamacpp::LLAMACPP;
+pub use lmdeploy::LMDEPLOY;
+pub use tgi::TGI;
+
+pub use ollama::{
+    OLLAMA_LOADED_RUNNERS, OLLAMA_LOG, OLLAMA_ROUTE, OLLAMA_RUNNER_LOADS,
+    OLLAMA_RUNNER_LOAD_SECONDS,
+};
 pub use trtllm::TRTLLM;
 pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
 
@@ -61,7 +67,33 @@ pub enum Reading<T: 'static> {
     Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
     /// The same, with label values the code names (Triton's families: one sample per type).
     LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
-    Histogram(fn(&T) -> &Histogram),
+    Histogram(fn(&T) -> HistogramView<'_>),
+}
+
+/// A classic Prometheus histogram as the exposition reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct HistogramView<'a> {
+    /// The upper bounds, without `+Inf`.
+    pub bounds: &'a [f64],
+    /// Counts per bucket alone (not cumulative), `+Inf` last; empty before the first
+    /// observation.
+    pub counts: &'a [u64],
+    pub sum: f64,
+    pub count: u64,
+    /// How `le` is written: [`LeFormat::Display`] for an engine's own family, so the label
+    /// values are the strings the engine's exporter writes.
+    pub le: LeFormat,
+}
+
+/// How a histogram's `le` label values are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeFormat {
+    /// The shortest digits that read back as the bound, `.0` on whole numbers (`1.0`, `2.5`):
+    /// llmtail's own histograms.
+    Shortest,
+    /// Rust's `Display` of the bound, as `metrics-exporter-prometheus` writes it (TGI's and
+    /// TEI's exporter): no exponent (`0.000015000000000000002`), no `.0` on whole numbers.
+    Display,
 }
 
 impl<T> Clone for Reading<T> {
@@ -93,7 +125,7 @@ impl<T> Row<T> {
     pub fn extra_label(&self) -> Option<&'static str> {
         match self.read {
             Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
-            Reading::One(_) | Reading::Histogram(_) => None,
+            Reading::One(_) | Reading::Histogram(..) => None,
         }
     }
 }
@@ -158,6 +190,9 @@ macro_rules! trtllm_metric {
 
 // After the macros: the tables use them.
 mod llamacpp;
+mod lmdeploy;
+mod ollama;
+mod tgi;
 mod trtllm;
 mod vllm;
 
@@ -329,7 +364,7 @@ pub fn set_labels() -> Vec<&'static str> {
             self.0.extend(E::UNIT_LABELS);
             for row in E::table() {
                 let label = match row.read {
-                    Reading::Histogram(_) => Some("le"),
+                    Reading::Histogram(..) => Some("le"),
                     _ => row.extra_label(),
                 };
                 self.0.extend(label.filter(|l| !self.0.contains(l)));
@@ -474,6 +509,18 @@ mod tests {
             assert!(
                 m.metric.name.starts_with("nv_trt_llm_")
                     || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn lmdeploy_names_are_lmdeploys_own_or_ours() {
+        for m in LMDEPLOY {
+            assert!(
+                m.metric.name.starts_with("lmdeploy:")
+                    || m.metric.name.starts_with("llmtail_lmdeploy_"),
                 "{}",
                 m.metric.name
             );

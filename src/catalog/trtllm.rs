@@ -1,8 +1,8 @@
 //! TensorRT-LLM's and Triton's series: one row per series, each rank (or Triton process slot)
 //! of a log its own label set (`model`, `version`, `log`, `rank` and the constant labels).
 
-use super::{overdue, Kind, Metric, Reading, Row};
-use crate::state::trtllm::TrtllmRank;
+use super::{overdue, Kind, LeFormat, Metric, Reading, Row};
+use crate::state::trtllm::{TrtllmRank, LATENCY_BUCKETS};
 
 /// Every TensorRT-LLM series, in exposition order: Triton's families first (the last
 /// iteration, as Triton's exporter shows it), then what only the log has.
@@ -50,14 +50,14 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         metric: Metric { name: "llmtail_trtllm_iteration_seconds", kind: Kind::Histogram,
             help: "Iteration latency.", labels: "`le`",
             source: "IterationStats `iterLatencyMS`; iter log `host_step_time` (V3+) or `elapsed_time` (V1-V2)" },
-        read: Reading::Histogram(|r| &r.iteration_seconds),
+        read: Reading::Histogram(|r| r.iteration_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     Row {
         metric: Metric { name: "llmtail_trtllm_device_step_seconds", kind: Kind::Histogram,
             help: "Device time of the previous step.", labels: "`le`",
             source: "iter log `prev_device_step_time` (ms)" },
-        read: Reading::Histogram(|r| &r.device_step_seconds),
+        read: Reading::Histogram(|r| r.device_step_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     trtllm_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",
@@ -82,6 +82,23 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         "sum of `specDecodingStats.numAcceptedTokens`", |r| r.spec_accepted_tokens),
     trtllm_metric!("llmtail_trtllm_spec_decode_acceptance_length", Gauge, "Mean tokens per step with speculative decoding.",
         "`specDecodingStats.acceptanceLength`", TrtllmRank::spec_acceptance_length),
+    trtllm_metric!("llmtail_trtllm_new_active_requests", Counter, "Requests that became active (left the queue for the batch).",
+        "sum of IterationStats `numNewActiveRequests`", |r| r.new_active_requests),
+    trtllm_metric!("llmtail_trtllm_new_request_queue_latency_seconds", Gauge, "Mean time in the queue of the requests the last iteration that activated any activated.",
+        "IterationStats `newActiveRequestsQueueLatencyMS` (a sum over those requests) / `numNewActiveRequests`, in seconds",
+        |r| r.new_request_queue_latency_seconds),
+    trtllm_metric!("llmtail_trtllm_avg_decoded_tokens_per_iteration", Gauge, "Mean tokens decoded per request in the last iteration (above 1 with speculative decoding).",
+        "IterationStats `inflightBatchingStats.avgNumDecodedTokensPerIter`", TrtllmRank::avg_decoded_tokens_per_iteration),
+    trtllm_family!("llmtail_trtllm_max_batch_size", Gauge, "kind", "`kind`: `static`, `runtime`, `tuner_recommended`",
+        "Maximum batch size: configured, in force, and the dynamic batch tuner's recommendation (0 while the tuner is off).",
+        "IterationStats `maxBatchSizeStatic`, `maxBatchSizeRuntime`, `maxBatchSizeTunerRecommended`", TrtllmRank::max_batch_size),
+    trtllm_family!("llmtail_trtllm_max_num_tokens", Gauge, "kind", "`kind`: `static`, `runtime`, `tuner_recommended`",
+        "Maximum tokens per iteration: configured, in force, and the dynamic batch tuner's recommendation (0 while the tuner is off).",
+        "IterationStats `maxNumTokensStatic`, `maxNumTokensRuntime`, `maxNumTokensTunerRecommended`", TrtllmRank::max_num_tokens),
+    trtllm_metric!("llmtail_trtllm_kv_cache_alloc_total_blocks", Counter, "KV cache blocks handed out (new or reused).",
+        "`kvCacheStats.allocTotalBlocks` (a running total, followed across restarts)", |r| r.kv_alloc_total_blocks.map(|c| c.value())),
+    trtllm_metric!("llmtail_trtllm_kv_cache_alloc_new_blocks", Counter, "KV cache blocks handed out empty (not a reused prefix).",
+        "`kvCacheStats.allocNewBlocks` (a running total, followed across restarts)", |r| r.kv_alloc_new_blocks.map(|c| c.value())),
     Row {
         metric: Metric { name: "llmtail_trtllm_engine_up", kind: Kind::Gauge,
             help: "1 while the executor is alive; 0 after Triton's signal line, or when requests were active and no iteration came for 60 s. Its gauges are not exported while it is 0.",

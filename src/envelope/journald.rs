@@ -1,6 +1,7 @@
 //! journald and syslog prefixes: `journalctl -o short` (`Nov 22 13:25:01 host ident[pid]: `),
 //! `-o short-iso` (`2026-11-22T13:25:01+0000 host ident[pid]: `) and a syslog `<PRI>` in front.
-//! `-o short` prints local time without a year or zone; the pipeline reads it per line.
+//! `-o short` prints local time without a year or zone, and the month in the host's locale
+//! (`janv.`, `Mär`, `5月`: see [`super::time::month_number`]); the pipeline reads it per line.
 use llmtail_grammars::LogTime;
 
 use super::time::{parse_datetime, parse_syslog_time};
@@ -46,6 +47,27 @@ mod tests {
             ]
         );
         assert_eq!(detect(&short), Some(EnvelopeKind::Journald));
+    }
+
+    #[test]
+    fn ollama_under_a_localised_journal() {
+        let gin =
+            r#"[GIN] 2024/05/07 - 06:59:38 | 200 |      57.489µs |       127.0.0.1 | HEAD     "/""#;
+        let slog = r#"time=2025-09-11T00:42:50.484+02:00 level=INFO source=sched.go:473 msg="loaded runners" count=1"#;
+        let lines = [
+            format!("5月 07 06:59:38 master ollama[176672]: {gin}"),
+            format!("janv. 27 17:06:44 desktop ollama[1646734]: {slog}"),
+            format!("Mär 03 08:00:00 gpu-01 ollama[812]: {gin}"),
+            format!("dic 24 10:00:00 srv ollama[9]: {slog}"),
+        ];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert_eq!(
+            decode_all(EnvelopeKind::Journald, &refs),
+            [gin, slog, gin, slog]
+        );
+        assert_eq!(detect(&lines[0]), Some(EnvelopeKind::Journald));
+        let (_, time) = super::decode(&lines[1]).unwrap();
+        assert_eq!(time.to_string(), "01-27 17:06:44");
     }
 
     #[test]

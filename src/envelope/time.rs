@@ -100,28 +100,106 @@ pub fn parse_datetime(s: &str) -> Option<(LogTime, &str)> {
     Some((time, &s[i..]))
 }
 
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
 /// `Nov 22 13:25:01` (syslog, `journalctl -o short`): no year, no zone. Returns the rest of
 /// the input.
+///
+/// journalctl prints the month with `strftime("%b")` in the host's locale, so a French host
+/// writes `janv. 27`, a German one `Mär 03`, a Chinese one `5月 07`, a Japanese one ` 5月 07`
+/// (see [`month_number`]); the
+/// day is `%d` (`07`) from journalctl and `%e` (` 7`) from syslog daemons. `-o short-precise`
+/// adds microseconds (`13:25:01.123456`).
 pub fn parse_syslog_time(s: &str) -> Option<(LogTime, &str)> {
-    let month = MONTHS.iter().position(|m| s.starts_with(m))? as u32 + 1;
-    let b = s.as_bytes();
-    if b.len() < 15 || b[3] != b' ' || b[6] != b' ' || b[9] != b':' || b[12] != b':' {
+    // Japanese pads `%b` to two columns: ` 5月`.
+    let s = match s.strip_prefix(' ') {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => rest,
+        _ => s,
+    };
+    let (month, rest) = s.split_once(' ')?;
+    let month = month_number(month)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let day_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !(1..=2).contains(&day_len) {
         return None;
     }
-    let day: u32 = s.get(4..6)?.trim_start().parse().ok()?;
-    let time = wall_clock(
+    let day = digits(rest, 0, day_len)?;
+    let b = rest.as_bytes();
+    let at = day_len;
+    if b.len() < at + 9 || b[at] != b' ' || b[at + 3] != b':' || b[at + 6] != b':' {
+        return None;
+    }
+    let mut time = wall_clock(
         None,
         month,
         day,
-        digits(s, 7, 2)?,
-        digits(s, 10, 2)?,
-        digits(s, 13, 2)?,
+        digits(rest, at + 1, 2)?,
+        digits(rest, at + 4, 2)?,
+        digits(rest, at + 7, 2)?,
     )?;
-    Some((time, &s[15..]))
+    let (nanos, len) = fraction(&b[at + 9..]);
+    time.nanos = nanos;
+    Some((time, &rest[at + 9 + len..]))
+}
+
+/// The month a `%b` abbreviation names, in the locales journald hosts commonly run: English,
+/// French, German, Spanish, Italian, Portuguese, Dutch, the Scandinavian languages, Polish,
+/// Czech, Finnish, Turkish, Russian, Ukrainian, and the `N月`/`N월` of Chinese, Japanese and
+/// Korean. Case is ignored and a trailing `.` (`janv.`, `sept.`) is not part of the name. No
+/// abbreviation means two different months in two of these locales. An English month is the
+/// first thing asked, and nothing is allocated.
+pub fn month_number(name: &str) -> Option<u32> {
+    const ENGLISH: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    if let Some(i) = ENGLISH.iter().position(|m| *m == name) {
+        return Some(i as u32 + 1);
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    if let Some(number) = name.strip_suffix('月').or_else(|| name.strip_suffix('월')) {
+        let month: u32 = number.parse().ok()?;
+        return (1..=12).contains(&month).then_some(month);
+    }
+    // Folded to lower case in a buffer on the stack: no name is longer.
+    let mut buf = [0u8; 24];
+    let mut len = 0;
+    for c in name.chars().flat_map(char::to_lowercase) {
+        let end = len + c.len_utf8();
+        if end > buf.len() {
+            return None;
+        }
+        c.encode_utf8(&mut buf[len..end]);
+        len = end;
+    }
+    let folded = std::str::from_utf8(&buf[..len]).ok()?;
+    let month = match folded {
+        "jan" | "janv" | "jän" | "ene" | "gen" | "sty" | "led" | "tammi" | "oca" | "янв"
+        | "січ" => 1,
+        "feb" | "févr" | "fév" | "fev" | "lut" | "úno" | "helmi" | "şub" | "фев" | "лют" => {
+            2
+        }
+        "mar" | "mars" | "mär" | "mrt" | "bře" | "maalis" | "мар" | "бер" => 3,
+        "apr" | "avr" | "avril" | "abr" | "kwi" | "dub" | "huhti" | "nis" | "апр" | "кві" => {
+            4
+        }
+        "may" | "mai" | "mag" | "mei" | "maj" | "kvě" | "touko" | "мая" | "май" | "тра" => {
+            5
+        }
+        "jun" | "juni" | "juin" | "giu" | "cze" | "čen" | "čer" | "kesä" | "haz" | "июн"
+        | "чер" => 6,
+        "jul" | "juli" | "juil" | "lug" | "lip" | "čec" | "heinä" | "tem" | "июл" | "лип" => {
+            7
+        }
+        "aug" | "août" | "ago" | "sie" | "srp" | "elo" | "ağu" | "авг" | "сер" => 8,
+        "sep" | "sept" | "set" | "wrz" | "zář" | "syys" | "eyl" | "сен" | "вер" => 9,
+        "oct" | "okt" | "ott" | "out" | "paź" | "říj" | "loka" | "eki" | "окт" | "жов" => {
+            10
+        }
+        "nov" | "lis" | "marras" | "kas" | "ноя" | "лис" => 11,
+        "dec" | "déc" | "dez" | "dic" | "des" | "gru" | "pro" | "joulu" | "ara" | "дек" | "гру" => {
+            12
+        }
+        _ => return None,
+    };
+    Some(month)
 }
 
 #[cfg(test)]
@@ -180,6 +258,48 @@ mod tests {
         assert!(parse_datetime("not a time at all").is_none());
         assert!(parse_syslog_time("Nov 2x 13:25:01").is_none());
         assert!(parse_syslog_time("Nov 22 25:25:01").is_none());
+    }
+
+    #[test]
+    fn journalctl_prints_the_month_in_the_hosts_locale() {
+        let cases = [
+            ("janv. 27 17:06:44 h", "01-27 17:06:44"),
+            ("févr. 03 08:00:00 h", "02-03 08:00:00"),
+            ("Mär 03 08:00:00 h", "03-03 08:00:00"),
+            ("avril 14 08:00:00 h", "04-14 08:00:00"),
+            ("5月 07 06:59:38 master", "05-07 06:59:38"),
+            (" 5月 07 06:59:38 master", "05-07 06:59:38"),
+            ("1月 10 22:07:10 h", "01-10 22:07:10"),
+            ("12월 24 23:59:59 h", "12-24 23:59:59"),
+            ("jan 27 17:06:44 desktop", "01-27 17:06:44"),
+            ("dic 24 10:00:00 h", "12-24 10:00:00"),
+            ("Okt  1 10:00:00 h", "10-01 10:00:00"),
+            ("août 15 10:00:00 h", "08-15 10:00:00"),
+            ("déc. 31 23:00:00 h", "12-31 23:00:00"),
+            ("мая 09 10:00:00 h", "05-09 10:00:00"),
+            ("Şub 29 10:00:00 h", "02-29 10:00:00"),
+            ("čen 01 10:00:00 h", "06-01 10:00:00"),
+            ("paź 01 10:00:00 h", "10-01 10:00:00"),
+            ("Nov 22 13:25:01.123456 h", "11-22 13:25:01.123456"),
+        ];
+        for (text, time) in cases {
+            let (parsed, rest) = parse_syslog_time(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(parsed.to_string(), time, "{text}");
+            assert!(rest.starts_with(' '), "{text}: {rest:?}");
+        }
+    }
+
+    #[test]
+    fn what_names_no_month_is_no_syslog_time() {
+        for text in [
+            "13月 07 06:59:38 h",
+            "Foo 07 06:59:38 h",
+            "janv.. 07 06:59:38 h",
+            "Nov 123 13:25:01 h",
+            "Nov 22 13:25 h",
+        ] {
+            assert!(parse_syslog_time(text).is_none(), "{text}");
+        }
     }
 
     #[test]

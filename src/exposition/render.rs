@@ -13,10 +13,10 @@ use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{agent, Kind, Metric, Reading, Row};
+use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row};
 use crate::state::engine::{self, Engine, EngineVisitor};
+
 use crate::state::liveness::Status;
-use crate::state::trtllm::Histogram;
 use crate::state::{LogState, State};
 
 /// The two text formats we serve.
@@ -188,16 +188,23 @@ impl Exposition {
         out.push('\n');
     }
 
-    fn histogram(&mut self, name: &str, common: &str, histogram: &Histogram) {
+    fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>) {
         let mut buf = String::new();
         let _ = write!(self.out, "{name}_sum{{{common}}} ");
         push_value(&mut self.out, histogram.sum);
         let _ = writeln!(self.out, "\n{name}_count{{{common}}} {}", histogram.count);
         let mut cumulative = 0;
-        for (bound, count) in histogram.buckets() {
+        let bounds = histogram.bounds.iter().copied().chain([f64::INFINITY]);
+        let counts = histogram.counts.iter().copied().chain(std::iter::repeat(0));
+        for (bound, count) in bounds.zip(counts) {
             cumulative += count;
             buf.clear();
-            push_value(&mut buf, bound);
+            match histogram.le {
+                LeFormat::Display if bound.is_finite() => {
+                    let _ = write!(buf, "{bound}");
+                }
+                _ => push_value(&mut buf, bound),
+            }
             let _ = writeln!(
                 self.out,
                 "{name}_bucket{{le=\"{buf}\",{common}}} {cumulative}"
@@ -301,7 +308,7 @@ impl Exposition {
                     if !histograms.is_empty() {
                         self.family(&row.metric);
                         for (common, histogram) in histograms {
-                            self.histogram(row.metric.name, common, histogram);
+                            self.histogram(row.metric.name, common, &histogram);
                         }
                     }
                     continue;
@@ -331,8 +338,13 @@ impl Exposition {
         }
         for (metric, samples) in families {
             self.family(metric);
+            let suffix = if metric.kind == Kind::Counter {
+                "_total"
+            } else {
+                ""
+            };
             for (common, value) in samples {
-                self.sample(metric.name, "", None, common, value);
+                self.sample(metric.name, suffix, None, common, value);
             }
         }
     }

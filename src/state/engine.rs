@@ -27,18 +27,25 @@ use llmtail_grammars::Parsed;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::histogram::Histogram;
 use super::liveness::Status;
 use super::llamacpp::LlamacppLog;
+use super::lmdeploy::LmdeployLog;
+use super::ollama::OllamaLog;
+use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
 use super::{LogState, Refused, StateSettings};
-use crate::catalog::{Metric, Row};
+use crate::catalog::{Metric, Reading, Row};
 
 /// Every engine, in exposition order: the agent's one list of engines.
 pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<VllmLog>();
     visitor.visit::<TrtllmLog>();
     visitor.visit::<LlamacppLog>();
+    visitor.visit::<LmdeployLog>();
+    visitor.visit::<TgiLog>();
+    visitor.visit::<OllamaLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).
@@ -101,7 +108,7 @@ pub trait Engine:
     /// The labels [`Engine::units`] gives every unit, `log` among them.
     const UNIT_LABELS: &'static [&'static str];
     /// What carries one label set of the engine's series.
-    type Unit: 'static;
+    type Unit: Default + 'static;
 
     /// The engine's catalog table, in exposition order.
     fn table() -> &'static [Row<Self::Unit>];
@@ -112,9 +119,18 @@ pub trait Engine:
     }
 
     /// What one unit costs against `--max-series`: a series per row (a labelled row counted
-    /// once: its samples are few, or capped).
+    /// once: its samples are few, or capped), a histogram's buckets, `+Inf`, sum and count.
     fn series_per_unit() -> usize {
-        Self::table().len()
+        // A histogram's bounds are the row's, whatever the unit has seen: a fresh unit says
+        // them. Asked once per log, when it is found.
+        let fresh = Self::Unit::default();
+        Self::table()
+            .iter()
+            .map(|row| match row.read {
+                Reading::Histogram(read) => Histogram::series(read(&fresh).bounds),
+                _ => 1,
+            })
+            .sum()
     }
 
     /// The state of a log just found.
@@ -153,6 +169,12 @@ pub trait Engine:
     /// Whether a unit is up, idle or down.
     fn status(unit: &Self::Unit) -> Status;
 
+    /// Whether each engine of the log is up, idle or down, for the landing page's summary: one
+    /// per unit, unless a unit is not an engine (an Ollama server's units are its routes).
+    fn statuses(&self) -> Vec<Status> {
+        self.each_unit().into_iter().map(Self::status).collect()
+    }
+
     /// The model the log's own lines name, for the landing page.
     fn model_name(&self) -> Option<&str> {
         None
@@ -184,8 +206,8 @@ pub trait EngineState: Debug + Send + Sync {
     fn judge(&mut self, now: f64, settings: &StateSettings);
     fn reconfigure(&mut self, setup: &EngineSetup<'_>);
     fn series_per_unit(&self) -> usize;
-    /// What this state's units cost against `--max-series`.
-    fn series(&self) -> usize;
+    /// How many units there are: each costs [`EngineState::series_per_unit`].
+    fn unit_count(&self) -> usize;
     fn statuses(&self) -> Vec<Status>;
     fn model_name(&self) -> Option<&str>;
     fn warnings(&self) -> Vec<String>;
@@ -224,12 +246,12 @@ impl<E: Engine> EngineState for E {
         E::series_per_unit()
     }
 
-    fn series(&self) -> usize {
-        self.unit_count() * E::series_per_unit()
+    fn unit_count(&self) -> usize {
+        Engine::unit_count(self)
     }
 
     fn statuses(&self) -> Vec<Status> {
-        self.each_unit().into_iter().map(E::status).collect()
+        Engine::statuses(self)
     }
 
     fn model_name(&self) -> Option<&str> {

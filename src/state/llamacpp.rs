@@ -20,10 +20,18 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
+use super::histogram::Histogram;
 use super::liveness::Status;
-use super::trtllm::{Histogram, LATENCY_BUCKETS};
-use super::{caps, LogState, Refused, StateSettings};
-use crate::catalog::{Reading, Row};
+use super::trtllm::LATENCY_BUCKETS;
+use super::{Cap, LogState, Refused, StateSettings};
+use crate::catalog::Row;
+
+/// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU serves), of
+/// every router child writing the log: 1,024 in all.
+pub const SLOTS_PER_LOG: Cap = Cap {
+    what: "a llama-server slot (id N, per router port)",
+    cap: 1024,
+};
 
 /// One slot of one llama-server (one router child, in router mode) in one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -67,7 +75,8 @@ impl LlamacppSlot {
     fn prompt(&mut self, eval: &Eval) {
         self.prompt_tokens += eval.tokens as f64;
         self.prompt_seconds += eval.time_ms / 1000.0;
-        self.prompt_eval_seconds.observe(eval.time_ms / 1000.0);
+        self.prompt_eval_seconds
+            .observe(&LATENCY_BUCKETS, eval.time_ms / 1000.0);
     }
 
     fn generation(&mut self, eval: &Eval) {
@@ -78,7 +87,8 @@ impl LlamacppSlot {
             .ms_per_token
             .or((eval.tokens > 0).then(|| eval.time_ms / eval.tokens as f64));
         if let Some(ms) = per_token.filter(|_| eval.tokens > 0) {
-            self.time_per_output_token_seconds.observe(ms / 1000.0);
+            self.time_per_output_token_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
     }
 }
@@ -175,8 +185,8 @@ impl LlamacppLog {
         {
             Ok(at) => at,
             Err(at) => {
-                if self.slots.len() >= caps::LLAMACPP_SLOTS_PER_LOG {
-                    return Err(Refused::LlamacppSlot);
+                if self.slots.len() >= SLOTS_PER_LOG.cap {
+                    return Err(Refused::Cap(SLOTS_PER_LOG));
                 }
                 if !may_grow {
                     return Err(Refused::MaxSeries);
@@ -226,17 +236,6 @@ impl Engine for LlamacppLog {
 
     fn table() -> &'static [Row<LlamacppSlot>] {
         crate::catalog::LLAMACPP
-    }
-
-    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(_) => LATENCY_BUCKETS.len() + 3,
-                _ => 1,
-            })
-            .sum()
     }
 
     fn apply(
@@ -387,11 +386,14 @@ mod tests {
     #[test]
     fn past_the_cap_a_new_slot_is_refused() {
         let mut log = LlamacppLog::default();
-        for slot in 0..caps::LLAMACPP_SLOTS_PER_LOG as u32 {
+        for slot in 0..SLOTS_PER_LOG.cap as u32 {
             let line = format!("slot launch_slot_: id {slot} | task 1 | processing task");
             apply(&mut log, &line);
         }
         let record = read("slot launch_slot_: id 99999 | task 1 | processing task");
-        assert_eq!(log.apply(&record, None, true), Err(Refused::LlamacppSlot));
+        assert_eq!(
+            log.apply(&record, None, true),
+            Err(Refused::Cap(SLOTS_PER_LOG))
+        );
     }
 }

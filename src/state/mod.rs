@@ -6,9 +6,13 @@
 
 pub mod engine;
 pub mod float;
+pub mod histogram;
 pub mod liveness;
 pub mod llamacpp;
+pub mod lmdeploy;
+pub mod ollama;
 pub mod pacing;
+pub mod tgi;
 pub mod trtllm;
 pub mod version;
 pub mod vllm;
@@ -41,25 +45,22 @@ pub struct StateSettings {
 /// Caps on what one log's lines can create. A log is one server: each cap is the most its
 /// engine can print, with room to spare. Past them a log is garbled or hostile, and every new
 /// label value would be series kept for ever (100k `Engine NNN:` values made 900k series).
+/// Each engine's own caps ([`Cap`]) are in its state module; these are shared.
 pub mod caps {
-    /// `Engine NNN:` is vLLM's data-parallel rank (`--data-parallel-size`). The largest
-    /// deployments run DP 64 to 256 (wide expert parallelism over 32 nodes of 8 GPUs);
-    /// 1,024 leaves four times that, and vLLM pads the index to only 3 digits.
-    pub const VLLM_ENGINES_PER_LOG: usize = 1024;
-    /// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond
-    /// any job that writes one log.
-    pub const TRTLLM_RANKS_PER_LOG: usize = 4096;
-    /// Triton lines carry a process id: a slot per Triton instance writing the log at once
-    /// (a restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
-    pub const TRITON_SLOTS_PER_LOG: usize = 256;
-    /// llama-server slots (`--parallel`, 1 to a few dozen; 256 is far past what one GPU
-    /// serves), of every router child writing the log: 1,024 in all.
-    pub const LLAMACPP_SLOTS_PER_LOG: usize = 1024;
-    /// vLLM's per-position acceptance rates: one per draft position (`num_speculative_tokens`,
-    /// 1 to 10 in practice; EAGLE trees and n-gram drafts stay under 64).
+    /// Per-position acceptance rates (vLLM, LMDeploy): one per draft position
+    /// (`num_speculative_tokens`, 1 to 10 in practice; EAGLE trees and n-gram drafts stay
+    /// under 64).
     pub const SPEC_POSITIONS: usize = 64;
     /// `--max-series`: a 64 MiB agent keeps about this many series comfortably.
     pub const DEFAULT_MAX_SERIES: usize = 100_000;
+}
+
+/// A per-log cap of an engine: the most label values of one kind a log can make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cap {
+    /// What the cap counts, for the warning: "a vLLM engine index (Engine NNN:)".
+    pub what: &'static str,
+    pub cap: usize,
 }
 
 /// `--max-series`: a global guard on the series engines and ranks of all logs can make,
@@ -74,10 +75,8 @@ pub struct SeriesGuard {
 /// What a record would have created past a cap; it is not created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refused {
-    VllmEngine,
-    TrtllmRank,
-    TritonSlot,
-    LlamacppSlot,
+    /// A new unit (engine, rank, slot) past one of its engine's per-log caps.
+    Cap(Cap),
     /// Positions past the cap are dropped; the rest of the line is kept.
     SpecPosition,
     /// A new engine or rank past `--max-series`.
@@ -87,21 +86,15 @@ pub enum Refused {
 impl Refused {
     pub fn what(self) -> &'static str {
         match self {
-            Refused::VllmEngine => "a vLLM engine index (Engine NNN:)",
-            Refused::TrtllmRank => "a TensorRT-LLM rank",
-            Refused::TritonSlot => "a Triton process id (pid slot)",
-            Refused::LlamacppSlot => "a llama-server slot (id N, per router port)",
+            Refused::Cap(cap) => cap.what,
             Refused::SpecPosition => "per-position acceptance rates past the cap",
-            Refused::MaxSeries => "a new engine or rank (--max-series)",
+            Refused::MaxSeries => "a new engine, rank or route (--max-series)",
         }
     }
 
     pub fn cap(self, guard: &SeriesGuard) -> usize {
         match self {
-            Refused::VllmEngine => caps::VLLM_ENGINES_PER_LOG,
-            Refused::TrtllmRank => caps::TRTLLM_RANKS_PER_LOG,
-            Refused::TritonSlot => caps::TRITON_SLOTS_PER_LOG,
-            Refused::LlamacppSlot => caps::LLAMACPP_SLOTS_PER_LOG,
+            Refused::Cap(cap) => cap.cap,
             Refused::SpecPosition => caps::SPEC_POSITIONS,
             Refused::MaxSeries => guard.max_series,
         }
@@ -228,6 +221,9 @@ pub struct LogState {
     pub expired: bool,
     /// What the lines said, one state per engine ([`engine::for_each_engine`] order).
     pub engines: Vec<Box<dyn EngineState>>,
+    /// What one unit of each engine costs against `--max-series`, in `engines` order
+    /// (computed once: asked for every record).
+    unit_costs: Vec<usize>,
 }
 
 impl LogState {
@@ -253,8 +249,16 @@ impl LogState {
             from_glob: false,
             gone_since: None,
             expired: false,
-            engines: engine::new_states(&EngineSetup { vllm_version }),
+            engines: Vec::new(),
+            unit_costs: Vec::new(),
         }
+        .with_engines(engine::new_states(&EngineSetup { vllm_version }))
+    }
+
+    fn with_engines(mut self, engines: Vec<Box<dyn EngineState>>) -> Self {
+        self.unit_costs = engines.iter().map(|e| e.series_per_unit()).collect();
+        self.engines = engines;
+        self
     }
 
     /// This log's state of engine `E`.
@@ -298,7 +302,11 @@ impl LogState {
 
     /// What this log's engines and ranks cost against `--max-series`.
     pub fn series(&self) -> usize {
-        self.engines.iter().map(|e| e.series()).sum()
+        self.engines
+            .iter()
+            .zip(&self.unit_costs)
+            .map(|(engine, cost)| engine.unit_count() * cost)
+            .sum()
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
@@ -332,10 +340,10 @@ impl LogState {
         let guard = settings.series;
         let before = self.series();
         let mut outcome = Ok(());
-        for engine in &mut self.engines {
+        for (engine, cost) in self.engines.iter_mut().zip(&self.unit_costs) {
             let context = ApplyContext {
                 settings,
-                may_grow: *series + engine.series_per_unit() <= guard.max_series,
+                may_grow: *series + cost <= guard.max_series,
                 log: &self.label,
             };
             if let Some(applied) = engine.apply(parsed, line_time, &context) {

@@ -15,53 +15,32 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
+use super::histogram::Histogram;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::vllm::CumulativeCounter;
-use super::{caps, LogState, Refused, StateSettings};
-use crate::catalog::{Reading, Row};
+use super::{Cap, LogState, Refused, StateSettings};
+use crate::catalog::Row;
 use crate::timezone::resolve_time;
 
-/// Latency buckets (seconds): TRT-LLM iterations take from about a millisecond (small decode
-/// batches) to seconds (long prefills).
+/// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond any
+/// job that writes one log.
+pub const RANKS_PER_LOG: Cap = Cap {
+    what: "a TensorRT-LLM rank",
+    cap: 4096,
+};
+
+/// Triton lines carry a process id: a slot per Triton instance writing the log at once (a
+/// restart reuses a silent slot). One per GPU of a node, or a few per GPU, is 8 to 64.
+pub const TRITON_SLOTS_PER_LOG: Cap = Cap {
+    what: "a Triton process id (pid slot)",
+    cap: 256,
+};
+
+/// Latency buckets (seconds) of the iteration and device-step histograms: TRT-LLM iterations
+/// take from about a millisecond (small decode batches) to seconds (long prefills).
 pub const LATENCY_BUCKETS: [f64; 14] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-/// A classic Prometheus histogram over [`LATENCY_BUCKETS`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Histogram {
-    /// Non-cumulative counts per bucket; the last slot is `+Inf`.
-    counts: [u64; LATENCY_BUCKETS.len() + 1],
-    #[serde(with = "float")]
-    pub sum: f64,
-    pub count: u64,
-}
-
-impl Histogram {
-    pub fn observe(&mut self, value: f64) {
-        if !value.is_finite() || value < 0.0 {
-            return;
-        }
-        let slot = LATENCY_BUCKETS
-            .iter()
-            .position(|&bound| value <= bound)
-            .unwrap_or(LATENCY_BUCKETS.len());
-        self.counts[slot] += 1;
-        self.sum += value;
-        self.count += 1;
-    }
-
-    /// `(upper bound, count in that bucket alone)`, ending with `+Inf`; the exposition adds
-    /// them up into Prometheus' cumulative buckets.
-    pub fn buckets(&self) -> Vec<(f64, u64)> {
-        LATENCY_BUCKETS
-            .iter()
-            .copied()
-            .chain([f64::INFINITY])
-            .zip(self.counts.iter().copied())
-            .collect()
-    }
-}
 
 /// One executor (a rank, or one Triton instance) of one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -85,6 +64,18 @@ pub struct TrtllmRank {
     pub spec_accepted_tokens: Option<f64>,
     pub kv_reused_blocks: Option<CumulativeCounter>,
     pub kv_missed_blocks: Option<CumulativeCounter>,
+    /// `kvCacheStats.allocTotalBlocks`: a running total (the BlockManager adds one per block
+    /// it hands out, `getFreeBlock` in `kvCacheManager.cpp`), followed across restarts.
+    pub kv_alloc_total_blocks: Option<CumulativeCounter>,
+    /// `kvCacheStats.allocNewBlocks`: a running total of blocks handed out empty (not reused).
+    pub kv_alloc_new_blocks: Option<CumulativeCounter>,
+    /// Sum of `numNewActiveRequests`.
+    #[serde(with = "float::option")]
+    pub new_active_requests: Option<f64>,
+    /// Mean queue time (seconds) of the requests the last iteration that activated any
+    /// activated: `newActiveRequestsQueueLatencyMS` (a sum over them) / `numNewActiveRequests`.
+    #[serde(with = "float::option")]
+    pub new_request_queue_latency_seconds: Option<f64>,
     #[serde(with = "float::option")]
     pub kv_transfer_ms: Option<f64>,
     #[serde(with = "float::option")]
@@ -158,10 +149,12 @@ impl TrtllmRank {
     fn apply_iteration(&mut self, it: &Iteration, at: Option<f64>) {
         self.iterations += 1.0;
         if let Some(ms) = it.iter_latency_ms {
-            self.iteration_seconds.observe(ms / 1000.0);
+            self.iteration_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
         if let Some(ms) = it.prev_device_step_time_ms {
-            self.device_step_seconds.observe(ms / 1000.0);
+            self.device_step_seconds
+                .observe(&LATENCY_BUCKETS, ms / 1000.0);
         }
         add(&mut self.context_tokens, it.context_tokens);
         add(&mut self.completed_requests, it.completed_requests);
@@ -169,6 +162,17 @@ impl TrtllmRank {
         add(&mut self.spec_accepted_tokens, it.spec_accepted_tokens);
         follow(&mut self.kv_reused_blocks, it.kv_reused_blocks);
         follow(&mut self.kv_missed_blocks, it.kv_missed_blocks);
+        follow(&mut self.kv_alloc_total_blocks, it.kv_alloc_total_blocks);
+        follow(&mut self.kv_alloc_new_blocks, it.kv_alloc_new_blocks);
+        add(&mut self.new_active_requests, it.new_active_requests);
+        if let (Some(sum_ms), Some(n)) = (
+            it.new_active_requests_queue_latency_ms,
+            it.new_active_requests,
+        ) {
+            if n > 0 {
+                self.new_request_queue_latency_seconds = Some(sum_ms / n as f64 / 1000.0);
+            }
+        }
         if let Some(ms) = it.kv_cache_transfer_ms {
             self.kv_transfer_ms = Some(self.kv_transfer_ms.unwrap_or(0.0) + ms);
         }
@@ -184,6 +188,41 @@ impl TrtllmRank {
 
     fn last_value(&self, read: impl Fn(&Iteration) -> Option<u64>) -> Option<f64> {
         self.last.as_ref().and_then(read).map(|v| v as f64)
+    }
+
+    /// `avgNumDecodedTokensPerIter` of the last iteration.
+    pub fn avg_decoded_tokens_per_iteration(&self) -> Option<f64> {
+        self.last.as_ref()?.avg_decoded_tokens_per_iter
+    }
+
+    /// `maxBatchSizeStatic`, `maxBatchSizeRuntime`, `maxBatchSizeTunerRecommended` by `kind`.
+    pub fn max_batch_size(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        [
+            ("static", it.max_batch_size_static),
+            ("runtime", it.max_batch_size_runtime),
+            ("tuner_recommended", it.max_batch_size_tuner_recommended),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
+    }
+
+    /// `maxNumTokensStatic`, `maxNumTokensRuntime`, `maxNumTokensTunerRecommended` by `kind`.
+    pub fn max_num_tokens(&self) -> Vec<(&'static str, f64)> {
+        let Some(it) = &self.last else {
+            return Vec::new();
+        };
+        [
+            ("static", it.max_num_tokens_static),
+            ("runtime", it.max_num_tokens_runtime),
+            ("tuner_recommended", it.max_num_tokens_tuner_recommended),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v? as f64)))
+        .collect()
     }
 
     /// `nv_trt_llm_request_metrics{request_type}`.
@@ -455,8 +494,8 @@ impl TrtllmLog {
     /// The rank `label`, created on first sight unless past the cap or `--max-series`.
     fn rank(&mut self, label: String, may_grow: bool) -> Result<&mut TrtllmRank, Refused> {
         if !self.ranks.contains_key(&label) {
-            if self.ranks.len() >= caps::TRTLLM_RANKS_PER_LOG {
-                return Err(Refused::TrtllmRank);
+            if self.ranks.len() >= RANKS_PER_LOG.cap {
+                return Err(Refused::Cap(RANKS_PER_LOG));
             }
             if !may_grow {
                 return Err(Refused::MaxSeries);
@@ -526,8 +565,8 @@ impl TrtllmLog {
             self.slot_of.of.insert(pid, i);
             return Ok(self.pid_slots[i].1.clone());
         }
-        if self.pid_slots.len() >= caps::TRITON_SLOTS_PER_LOG {
-            return Err(Refused::TritonSlot);
+        if self.pid_slots.len() >= TRITON_SLOTS_PER_LOG.cap {
+            return Err(Refused::Cap(TRITON_SLOTS_PER_LOG));
         }
         let slot = self.pid_slots.len().to_string();
         self.slot_of.of.insert(pid, self.pid_slots.len());
@@ -551,17 +590,6 @@ impl Engine for TrtllmLog {
 
     fn table() -> &'static [Row<TrtllmRank>] {
         crate::catalog::TRTLLM
-    }
-
-    /// A series per row, a histogram's buckets, `+Inf`, sum and count.
-    fn series_per_unit() -> usize {
-        Self::table()
-            .iter()
-            .map(|row| match row.read {
-                Reading::Histogram(_) => LATENCY_BUCKETS.len() + 3,
-                _ => 1,
-            })
-            .sum()
     }
 
     fn apply(
@@ -674,19 +702,6 @@ mod tests {
     }
 
     #[test]
-    fn histogram_counts_each_value_in_its_first_bucket() {
-        let mut h = Histogram::default();
-        for v in [0.0005, 0.02, 0.02, 20.0] {
-            h.observe(v);
-        }
-        let buckets = h.buckets();
-        assert_eq!(buckets[0], (0.001, 1));
-        assert_eq!(buckets[4], (0.025, 2));
-        assert_eq!(buckets.last().unwrap(), &(f64::INFINITY, 1));
-        assert_eq!((h.count, h.sum), (4, 20.0405));
-    }
-
-    #[test]
     fn a_rank_with_active_requests_silent_for_a_minute_is_down_and_a_drained_one_idle() {
         let mut log = TrtllmLog::default();
         let busy = TrtllmRecord::Iteration(Box::new(Iteration {
@@ -775,12 +790,12 @@ mod tests {
     fn past_the_cap_a_new_pid_is_refused_and_a_known_one_still_counted() {
         let mut log = TrtllmLog::default();
         let record = |pid| TrtllmRecord::Iteration(Box::new(iteration(Some(pid), 1, 1)));
-        for pid in 0..caps::TRITON_SLOTS_PER_LOG as u32 {
+        for pid in 0..TRITON_SLOTS_PER_LOG.cap as u32 {
             log.apply(&record(pid), Some(0.0), true).unwrap();
         }
         assert_eq!(
             log.apply(&record(9999), Some(1.0), true),
-            Err(Refused::TritonSlot)
+            Err(Refused::Cap(TRITON_SLOTS_PER_LOG))
         );
         assert_eq!(log.apply(&record(7), Some(1.0), false), Ok(()));
         assert_eq!(log.ranks["7"].iterations, 2.0);

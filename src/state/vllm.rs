@@ -16,8 +16,16 @@ use super::float;
 use super::liveness::{self, DownReason, LastWord, Phase, Status};
 use super::pacing::{IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window};
 use super::version::{VersionSource, VllmVersion};
-use super::{caps, LogState, Refused, StateSettings};
+use super::{caps, Cap, LogState, Refused, StateSettings};
 use crate::catalog::{Metric, Row};
+
+/// `Engine NNN:` is vLLM's data-parallel rank (`--data-parallel-size`). The largest
+/// deployments run DP 64 to 256 (wide expert parallelism over 32 nodes of 8 GPUs); 1,024 leaves
+/// four times that, and vLLM pads the index to only 3 digits.
+pub const ENGINES_PER_LOG: Cap = Cap {
+    what: "a vLLM engine index (Engine NNN:)",
+    cap: 1024,
+};
 
 /// Which engine of a log a series belongs to: the `engine` label. Saved in the state file as
 /// that label, so it can key a JSON map.
@@ -204,7 +212,7 @@ fn add(counter: &mut Option<f64>, amount: f64) {
 /// Adds `throughput x window` tokens to a token counter. vLLM prints throughputs to 0.1 token/s,
 /// so the counter is kept in whole tenths of a token: a sum of binary fractions such as
 /// `0.1 + 0.2` would otherwise drift into `0.30000000000000004`.
-fn add_tokens(counter: Option<f64>, tokens: f64) -> f64 {
+pub(super) fn add_tokens(counter: Option<f64>, tokens: f64) -> f64 {
     let tokens = if tokens.is_finite() { tokens } else { 0.0 };
     let tenths = (counter.unwrap_or(0.0) * 10.0).round() + (tokens * 10.0).round();
     tenths / 10.0
@@ -698,8 +706,8 @@ fn engine(
     grow: Growth,
 ) -> Result<&mut VllmEngine, Refused> {
     if !engines.contains_key(&key) {
-        if engines.len() >= caps::VLLM_ENGINES_PER_LOG {
-            return Err(Refused::VllmEngine);
+        if engines.len() >= ENGINES_PER_LOG.cap {
+            return Err(Refused::Cap(ENGINES_PER_LOG));
         }
         if !grow.may_grow {
             return Err(Refused::MaxSeries);

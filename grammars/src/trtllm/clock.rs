@@ -13,11 +13,14 @@
 //! `getCurrentTimestamp`, the IterationStats `timestamp`, with `std::localtime`): like
 //! [`crate::time`], we keep what was printed and leave their zone to the agent. Each function
 //! returns the time and the rest of the input, or `None`.
+//!
+//! The small readers below (`digits`, `byte`, `fraction`, `clock`, `build`) are also what
+//! [`crate::ollama`] reads gin's and slog's times with: one copy of the calendar checks.
 
 use crate::LogTime;
 
 /// Exactly `n` ASCII digits at the start of `s`.
-fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
+pub(crate) fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
     let head = s.get(..n)?;
     if !head.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -25,7 +28,7 @@ fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
     Some((head.parse().ok()?, &s[n..]))
 }
 
-fn byte(s: &str, b: u8) -> Option<&str> {
+pub(crate) fn byte(s: &str, b: u8) -> Option<&str> {
     if s.as_bytes().first() == Some(&b) {
         Some(&s[1..])
     } else {
@@ -34,7 +37,7 @@ fn byte(s: &str, b: u8) -> Option<&str> {
 }
 
 /// `.ffffff` (1 to 9 digits) as nanoseconds, or nothing.
-fn fraction(s: &str) -> (u32, &str) {
+pub(crate) fn fraction(s: &str) -> (u32, &str) {
     let Some(rest) = byte(s, b'.') else {
         return (0, s);
     };
@@ -47,7 +50,7 @@ fn fraction(s: &str) -> (u32, &str) {
 }
 
 /// `HH:MM:SS`.
-fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
+pub(crate) fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
     let (h, s) = digits(s, 2)?;
     let (m, s) = digits(byte(s, b':')?, 2)?;
     let (sec, s) = digits(byte(s, b':')?, 2)?;
@@ -59,7 +62,7 @@ const TRITON_UTC: Option<i32> = Some(0);
 /// Everything else: the writer's local time.
 const LOCAL: Option<i32> = None;
 
-fn build(
+pub(crate) fn build(
     year: Option<u32>,
     month: u32,
     day: u32,

@@ -187,12 +187,19 @@ pub struct Iteration {
     /// `maxBatchSizeRuntime`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_batch_size_runtime: Option<u64>,
+    /// `maxBatchSizeTunerRecommended`: the dynamic batch tuner's recommendation (0 while the
+    /// tuner is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_batch_size_tuner_recommended: Option<u64>,
     /// `maxNumTokensStatic`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_num_tokens_static: Option<u64>,
     /// `maxNumTokensRuntime`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_num_tokens_runtime: Option<u64>,
+    /// `maxNumTokensTunerRecommended` (0 while the tuner is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_tokens_tuner_recommended: Option<u64>,
 
     /// `specDecodingStats.numDraftTokens` this iteration.
     #[serde(skip_serializing_if = "Option::is_none")]

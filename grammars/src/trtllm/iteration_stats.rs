@@ -46,6 +46,8 @@ pub fn read(entries: Entries<'_, '_>) -> Option<Iteration> {
             "maxBatchSizeRuntime" => it.max_batch_size_runtime = count,
             "maxNumTokensStatic" => it.max_num_tokens_static = count,
             "maxNumTokensRuntime" => it.max_num_tokens_runtime = count,
+            "maxBatchSizeTunerRecommended" => it.max_batch_size_tuner_recommended = count,
+            "maxNumTokensTunerRecommended" => it.max_num_tokens_tuner_recommended = count,
             "maxNumActiveRequests" => it.max_active_requests = count,
             "newActiveRequestsQueueLatencyMS" => {
                 it.new_active_requests_queue_latency_ms = value.as_f64()

@@ -125,7 +125,7 @@ fn starts_with_field(list: &str) -> bool {
 
 /// Where the two-byte `pair` first occurs in `s`. `str::find` builds a Two-Way searcher on
 /// every call, which cost more than the rest of a stats line's parse together.
-fn find_pair(s: &str, pair: &[u8; 2]) -> Option<usize> {
+pub(crate) fn find_pair(s: &str, pair: &[u8; 2]) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
     while let Some(i) = memchr(pair[0], &bytes[from..]) {
