@@ -150,13 +150,20 @@ def main():
     trtllm_cases = [l for f, l in cases if f.startswith("trtllm-")]
     lmdeploy_cases = [l for f, l in cases if f.startswith("lmdeploy-")]
     ollama_cases = [l for f, l in cases if f.startswith("ollama-")]
+    llamacpp_cases = [l for f, l in cases if f.startswith("llamacpp-")]
     other_cases = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-", "lmdeploy-"))]
     vllm_replay = one_per_shape(l for f, ls in logs if f.startswith("vllm-") for l in ls)
     trtllm_replay = one_per_shape(l for f, ls in logs if f.startswith("trtllm-") for l in ls)
     lmdeploy_replay = one_per_shape(l for f, ls in logs if f.startswith("lmdeploy-") for l in ls)
     ollama_replay = one_per_shape(l for f, ls in logs if f.startswith("ollama-") for l in ls)
+    llamacpp_replay = one_per_shape(l for f, ls in logs if f.startswith("llamacpp-") for l in ls)
     every_line = (
-        [l for _, l in cases] + vllm_replay + trtllm_replay + lmdeploy_replay + ollama_replay
+        [l for _, l in cases]
+        + vllm_replay
+        + trtllm_replay
+        + lmdeploy_replay
+        + ollama_replay
+        + llamacpp_replay
     )
 
     counts = {}
@@ -166,6 +173,10 @@ def main():
     counts["grammar_lmdeploy"] = write("grammar_lmdeploy", lmdeploy_cases + other_cases + lmdeploy_replay)
     not_ollama = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-", "ollama-"))]
     counts["grammar_ollama"] = write("grammar_ollama", ollama_cases + not_ollama + ollama_replay)
+    not_llamacpp = [l for f, l in cases if not f.startswith(("vllm-", "trtllm-", "llamacpp-"))]
+    counts["grammar_llamacpp"] = write(
+        "grammar_llamacpp", llamacpp_cases + not_llamacpp + llamacpp_replay
+    )
     # The JSON objects as they stand in the lines: from the first `{`, `"{` or `[{` on.
     objects = []
     for line in trtllm_cases + trtllm_replay:

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
 use llmtail_grammars::{
-    lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES,
+    llamacpp, lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES,
 };
 
 use crate::borrowed_from;
@@ -101,6 +101,10 @@ pub fn read(data: &[u8]) {
             ..
         }) => Some(trtllm::read(&line)),
         Outcome::Parsed(Parsed {
+            record: Record::Llamacpp(_),
+            ..
+        }) => Some(llamacpp::read(&line)),
+        Outcome::Parsed(Parsed {
             record: Record::Lmdeploy(_),
             ..
         }) => Some(lmdeploy::read(&line)),
@@ -180,6 +184,35 @@ pub fn lmdeploy(data: &[u8]) {
     // The stats production on the whole input, as if it were a message without its head (so
     // the fuzzer need not make up a head to reach it).
     let _ = lmdeploy::stats::parse(0, &line);
+}
+
+/// llama-server's grammar, its heads and its timing bodies, on any line: only `llamacpp_*`
+/// names, no wall-clock time (llama.cpp prints the time since start), the heads leave the
+/// line's tail, and the timing bodies on the raw line (as a head-less continuation line).
+pub fn llamacpp(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    let read = llamacpp::read(&line);
+    outcome(&line, &read);
+    match &read {
+        Outcome::Rejected { grammar } => assert!(grammar.starts_with("llamacpp_"), "{grammar}"),
+        Outcome::Parsed(p) => {
+            assert!(matches!(p.record, Record::Llamacpp(_)), "{p:?}");
+            assert!(p.time.is_none() && p.process.is_none(), "{p:?}");
+        }
+        Outcome::Unmatched => {}
+    }
+    let head = llamacpp::head::split(&line);
+    assert!(
+        line.ends_with(head.message),
+        "message {:?} is not the tail of {line:?}",
+        head.message
+    );
+    if let Some(slot) = llamacpp::head::slot_head(head.message) {
+        assert!(head.message.ends_with(slot.body), "{slot:?} in {line:?}");
+    }
+    if let Some(record) = llamacpp::timing::parse(&line, llamacpp::Origin::default()) {
+        let _ = record.possible();
+    }
 }
 
 /// TensorRT-LLM's grammar, its heads and its text productions, on any line.
