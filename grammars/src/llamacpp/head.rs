@@ -121,11 +121,8 @@ pub struct SlotHead<'a> {
 pub fn slot_head(message: &str) -> Option<SlotHead<'_>> {
     let rest = message.strip_prefix("slot ")?;
     // The function name is 12 characters; a fork that pads differently still has `: id `
-    // right after it.
-    let colon = rest
-        .get(..24)?
-        .find(": id ")
-        .or_else(|| rest.find(": id "))?;
+    // right after it (the name is checked below).
+    let colon = rest.find(": id ")?;
     let function = rest[..colon].trim_start();
     if function.is_empty() || function.len() > 16 || function.contains(' ') {
         return None;
@@ -190,6 +187,12 @@ mod tests {
         let head = slot_head("slot print_timing: id 12 | task 0 |").unwrap();
         assert_eq!((head.slot, head.body), (12, ""));
         assert!(slot_head("slot 0 : in cache: 0 tokens | to process: 492 tokens").is_none());
+        // A short line, and one with a multi-byte character early on, still read.
+        let head = slot_head("slot run: id 1 | task 2 |").unwrap();
+        assert_eq!((head.function, head.slot, head.body), ("run", 1, ""));
+        let head = slot_head("slot release: id 1 | task 2 | café ☕ done").unwrap();
+        assert_eq!(head.body, "café ☕ done");
+        assert!(slot_head("slot é: the rest of some prose mentions : id 4 | task 1 |").is_none());
         assert_eq!(
             server_head("srv  update_slots: all slots are idle"),
             Some(("update_slots", "all slots are idle"))
