@@ -429,7 +429,7 @@ fn a_real_prometheus_scrapes_llama_servers_families_per_slot_and_port() {
         329.0,
     );
     server.wait_for(
-        &format!("llmtail_llamacpp_prompt_eval_seconds_bucket{{{np2},slot=\"0\",le=\"0.075\"}}"),
+        &format!("llmtail_llamacpp_prompt_eval_seconds_bucket{{{np2},slot=\"0\",le=\"0.1\"}}"),
         2.0,
     );
     server.wait_for(

@@ -7,7 +7,7 @@
 
 use super::{Kind, LeFormat, Metric, Reading, Row};
 use crate::state::llamacpp::LlamacppSlot;
-use crate::state::trtllm::LATENCY_BUCKETS;
+use crate::state::llamacpp::{PROMPT_EVAL_BUCKETS, TIME_PER_OUTPUT_TOKEN_BUCKETS};
 
 macro_rules! llamacpp_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
@@ -46,14 +46,14 @@ pub static LLAMACPP: &[Row<LlamacppSlot>] = &[
         metric: Metric { name: "llmtail_llamacpp_prompt_eval_seconds", kind: Kind::Histogram,
             help: "Prompt processing time of each request.", labels: "`le`",
             source: "each `prompt eval time = T ms`: T / 1000" },
-        read: Reading::Histogram(|s| s.prompt_eval_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
+        read: Reading::Histogram(|s| s.prompt_eval_seconds.view(&PROMPT_EVAL_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     Row {
         metric: Metric { name: "llmtail_llamacpp_time_per_output_token_seconds", kind: Kind::Histogram,
             help: "Time per generated token of each request.", labels: "`le`",
             source: "each `eval time = ... (x ms per token, ...)`: x / 1000 (else T / N); none for a request that generated nothing" },
-        read: Reading::Histogram(|s| s.time_per_output_token_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
+        read: Reading::Histogram(|s| s.time_per_output_token_seconds.view(&TIME_PER_OUTPUT_TOKEN_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
     llamacpp_metric!("llmtail_llamacpp_draft_accepted_tokens", Counter, "Speculative decoding: draft tokens the target model accepted.",

@@ -22,7 +22,6 @@ use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
 use super::float;
 use super::histogram::Histogram;
 use super::liveness::Status;
-use super::trtllm::LATENCY_BUCKETS;
 use super::{Cap, LogState, Refused, StateSettings};
 use crate::catalog::Row;
 
@@ -32,6 +31,18 @@ pub const SLOTS_PER_LOG: Cap = Cap {
     what: "a llama-server slot (id N, per router port)",
     cap: 1024,
 };
+
+/// Bounds (seconds) of a request's prompt time: tens of milliseconds for a short prompt on a
+/// GPU to minutes for a long context on a CPU (llama-server's own progress line starts at 3 s).
+pub const PROMPT_EVAL_BUCKETS: [f64; 15] = [
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0,
+];
+
+/// Bounds (seconds) of a request's time per generated token: under a millisecond (a draft
+/// model accepting long runs) to a second (a large model on a CPU).
+pub const TIME_PER_OUTPUT_TOKEN_BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 
 /// One slot of one llama-server (one router child, in router mode) in one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -76,7 +87,7 @@ impl LlamacppSlot {
         self.prompt_tokens += eval.tokens as f64;
         self.prompt_seconds += eval.time_ms / 1000.0;
         self.prompt_eval_seconds
-            .observe(&LATENCY_BUCKETS, eval.time_ms / 1000.0);
+            .observe(&PROMPT_EVAL_BUCKETS, eval.time_ms / 1000.0);
     }
 
     fn generation(&mut self, eval: &Eval) {
@@ -88,7 +99,7 @@ impl LlamacppSlot {
             .or((eval.tokens > 0).then(|| eval.time_ms / eval.tokens as f64));
         if let Some(ms) = per_token.filter(|_| eval.tokens > 0) {
             self.time_per_output_token_seconds
-                .observe(&LATENCY_BUCKETS, ms / 1000.0);
+                .observe(&TIME_PER_OUTPUT_TOKEN_BUCKETS, ms / 1000.0);
         }
     }
 }
