@@ -82,6 +82,25 @@ fn a_megabyte_line_costs_at_most_ten_real_lines_per_byte() {
         ),
         (TGI_HEAD, "total_time=\"1s\" {parameters= lorax_router"),
         (TGI_HEAD, "x=\"#033[1;2 _router"),
+        // llama-server: a slot head before endless bodies, key=value pairs that never end,
+        // a server_log() record never closed, continuation lines glued.
+        (
+            "5.27.453.094 I slot print_timing: id  0 | task 1 | ",
+            "draft acceptance = ",
+        ),
+        ("slot ", "a: id 1 | task 1 |"),
+        (
+            "INFO [ print_timings] prompt eval time = 1 ms / 1 tokens | ",
+            "xid_slot=id_slot=",
+        ),
+        (
+            "{\"level\":\"INFO\",\"function\":\"print_timings\",\"msg\":\"",
+            "prompt eval time = 1 ms / ",
+        ),
+        (
+            "",
+            "       eval time =    319.58 ms /    10 tokens (   31.96 ms per token, ",
+        ),
     ] {
         let line = adversarial(head, unit);
         let cost = cost_per_byte(&line, 1);
