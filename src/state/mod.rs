@@ -338,21 +338,22 @@ impl LogState {
             self.latest_line_at = Some(self.latest_line_at.map_or(t, |l| l.max(t)));
         }
         let guard = settings.series;
-        let before = self.series();
         let mut outcome = Ok(());
-        for (engine, cost) in self.engines.iter_mut().zip(&self.unit_costs) {
+        for (engine, &cost) in self.engines.iter_mut().zip(&self.unit_costs) {
             let context = ApplyContext {
                 settings,
                 may_grow: *series + cost <= guard.max_series,
                 log: &self.label,
             };
+            // Only the engine whose record it is can change its units.
+            let before = engine.unit_count() * cost;
             if let Some(applied) = engine.apply(parsed, line_time, &context) {
+                // A model change clears engines: the count goes down as well as up.
+                *series = (*series + engine.unit_count() * cost).saturating_sub(before);
                 outcome = applied;
                 break;
             }
         }
-        // A model change clears engines: the count goes down as well as up.
-        *series = (*series + self.series()).saturating_sub(before);
         if let Err(refused) = outcome {
             self.refuse(refused, &guard);
         }
