@@ -78,7 +78,8 @@ pub fn split(line: &str) -> Head<'_> {
 
 /// `sglang-1  | ` (a short service name, no quotes: not a request log's text).
 fn compose_prefix(line: &str) -> Option<&str> {
-    let at = line.get(..line.len().min(80))?.find(" | ")?;
+    // Bounded, so a long line without the separator costs constant time per head tried.
+    let at = memchr::memmem::find(&line.as_bytes()[..line.len().min(80)], b" | ")?;
     let service = &line[..at];
     (!service.trim().is_empty() && !service.contains(['\'', '"', '|', '[', '(']))
         .then(|| &line[at + 3..])
@@ -86,7 +87,9 @@ fn compose_prefix(line: &str) -> Option<&str> {
 
 /// `(SGLangEngine pid=41820) `.
 fn ray_prefix(line: &str) -> Option<(&str, &str)> {
-    let inner_end = line.strip_prefix('(')?.find(") ")? + 1;
+    let inner = line.strip_prefix('(')?;
+    // An actor name and a pid are short: a bounded search keeps this constant-time.
+    let inner_end = memchr::memmem::find(&inner.as_bytes()[..inner.len().min(128)], b") ")? + 1;
     let inner = &line[1..inner_end];
     let (actor, pid) = inner.rsplit_once(" pid=")?;
     (!actor.is_empty()
