@@ -23,7 +23,7 @@ pub static SGLANG: &[Row<SglangScheduler>] = &[
     engine_metric!("sglang:gen_throughput", Gauge, "The generation throughput (token/s).",
         "decode line `gen throughput (token/s): x`", |r| r.gen_throughput),
     engine_metric!("sglang:cache_hit_rate", Gauge, "The prefix cache hit rate.",
-        "prefill line `cache hit rate: X%` / 100 (0.1.20-0.4.3; 0.1.14 `tree_cache_hit_rate`): the radix cache's hit ratio since start, as the collector of those releases set it from the same value; later lines do not print it", |r| r.cache_hit_rate),
+        "prefill line `cache hit rate: X%` / 100 to 0.4.3 (0.1.14 `tree_cache_hit_rate`): the radix cache's hit ratio since start, which SGLang's collector of those releases exports; from 0.4.4 `#cached-token` / (`#new-token` + `#cached-token`) of the last prefill batch, as its collector computes it (`log_prefill_stats`; 0.4.4 also sets it to 0 at each decode line, which llmtail does not)", |r| r.cache_hit_rate),
     engine_metric!("sglang:spec_accept_length", Gauge, "The average acceptance length of speculative decoding.",
         "decode line `accept len: x` (0.4.2+)", |r| r.spec_accept_length),
     engine_metric!("sglang:spec_accept_rate", Gauge, "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch).",

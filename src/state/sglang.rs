@@ -94,7 +94,8 @@ pub struct SglangScheduler {
     pub mamba_usage: Option<f64>,
     #[serde(with = "float::option")]
     pub gen_throughput: Option<f64>,
-    /// `cache hit rate: X%` / 100 (prefill lines to 0.4.3).
+    /// `cache hit rate: X%` / 100 (prefill lines to 0.4.3), else the last prefill batch's
+    /// cached share of its tokens.
     #[serde(with = "float::option")]
     pub cache_hit_rate: Option<f64>,
     #[serde(with = "float::option")]
@@ -234,8 +235,15 @@ impl SglangScheduler {
         self.prefill_tokens = add(self.prefill_tokens, count(p.new_tokens));
         self.prefill_cached_tokens = add(self.prefill_cached_tokens, count(p.cached_tokens));
         self.prefill_seqs = add(self.prefill_seqs, count(p.new_seqs));
+        // What SGLang's collector sets `sglang:cache_hit_rate` to at each prefill batch: to
+        // 0.4.3 the radix cache's ratio since start, which the line prints as `cache hit rate`;
+        // from 0.4.4 the batch's `hit / (input + hit)` tokens, the line's `#cached-token` over
+        // `#new-token` plus `#cached-token` (`scheduler.py` `log_prefill_stats`).
+        let tokens = p.new_tokens + p.cached_tokens;
         if let Some(percent) = p.cache_hit_rate_percent {
             self.cache_hit_rate = Some(super::vllm::fraction_of_percent(percent));
+        } else if tokens > 0 {
+            self.cache_hit_rate = Some(count(p.cached_tokens) / count(tokens));
         }
         if let Some(n) = p.bootstrap_reqs {
             self.prefill_prealloc_queue = Some(count(n));
@@ -469,8 +477,11 @@ mod tests {
         log.apply(&decode(3, 1.0), Some(1000.0), true).unwrap();
         log.judge(1031.0);
         assert!(log.schedulers[&SchedulerKey::default()].status.is_down());
+        // The 32 s gap after a line that promised another is the interval now.
         log.apply(&decode(0, 1.0), Some(1032.0), true).unwrap();
         log.judge(1100.0);
+        assert_eq!(log.schedulers[&SchedulerKey::default()].status, Status::Up);
+        log.judge(1129.0);
         let s = &log.schedulers[&SchedulerKey::default()];
         assert_eq!((s.status, s.running), (Status::Idle, Some(0.0)));
     }
