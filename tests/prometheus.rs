@@ -712,3 +712,46 @@ fn a_real_prometheus_scrapes_ollamas_families_from_an_ollama_journal() {
         16.0,
     );
 }
+
+/// SGLang's families under its own names and its collector's rank labels (`dp_rank`, `pp_rank`,
+/// `tp_rank`), from the 0.5.5 DP=2 replay log, read a few seconds after its last line so that
+/// both schedulers are up.
+#[test]
+fn a_real_prometheus_scrapes_sglang_series_with_the_values_the_log_printed() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let log = "fixtures/replay/sglang-0.5.5-dp2-retract.log";
+    // The last line is `[2025-11-11 04:06:29 DP0 TP0] Decode batch, ...`, read as UTC.
+    let agent =
+        RunningAgent::start_at(&["--log", log, "--model-name", "qwen3-8b"], 1_762_833_994.0);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    let scheduler =
+        |n: u32| format!("model_name=\"qwen3-8b\",dp_rank=\"{n}\",pp_rank=\"0\",tp_rank=\"{n}\"");
+    server.wait_for("up{job=\"llmtail\"}", 1.0);
+    server.wait_for(&format!("sglang:num_running_reqs{{{}}}", scheduler(0)), 5.0);
+    server.wait_for(&format!("sglang:num_queue_reqs{{{}}}", scheduler(1)), 1.0);
+    server.wait_for(
+        &format!("sglang:num_used_tokens{{{}}}", scheduler(0)),
+        4000.0,
+    );
+    server.wait_for(&format!("sglang:token_usage{{{}}}", scheduler(1)), 0.01);
+    server.wait_for(&format!("sglang:gen_throughput{{{}}}", scheduler(0)), 100.0);
+    server.wait_for(
+        &format!("sglang:num_retracted_requests_total{{{}}}", scheduler(1)),
+        1.0,
+    );
+    // Throughput x the seconds since the scheduler's previous decode line.
+    server.wait_for("sum(llmtail_sglang_generation_tokens_total)", 780.0 + 240.0);
+    server.wait_for("sum(llmtail_sglang_prefill_tokens_total)", 2954.0 + 1500.0);
+    server.wait_for(
+        &format!(
+            "llmtail_sglang_prefill_cached_tokens_total{{{}}}",
+            scheduler(0)
+        ),
+        1612.0,
+    );
+    server.wait_for("sum(llmtail_sglang_scheduler_up)", 2.0);
+    server.wait_for("llmtail_lines_parsed_total{grammar=\"sglang_decode\"}", 7.0);
+}

@@ -12,6 +12,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use llmtail_grammars::llamacpp::LlamacppRecord;
 use llmtail_grammars::lmdeploy::LmdeployRecord;
 use llmtail_grammars::ollama::OllamaRecord;
+use llmtail_grammars::sglang::SglangRecord;
 use llmtail_grammars::tgi::TgiRecord;
 use llmtail_grammars::trtllm::TrtllmRecord;
 use llmtail_grammars::vllm::VllmRecord;
@@ -35,6 +36,8 @@ const TGI_CONNECTED: &str =
 
 const LLAMACPP_EVAL: &str = "5.27.453.097 I slot print_timing: id  0 | task 160 |        eval time =    5729.20 ms /    96 tokens (   60.31 ms per token,    16.58 tokens per second)";
 const LLAMACPP_JSON: &str = r#"{"tid":"14964","timestamp":1717067386,"level":"INFO","function":"print_timings","line":321,"msg":"prompt eval time     =    2684.39 ms /    27 tokens (   99.42 ms per token,    10.06 tokens per second)","id_slot":0,"id_task":19,"t_prompt_processing":2684.386,"n_prompt_tokens_processed":27,"t_token":99.4217037037037,"n_tokens_second":10.058166001461787}"#;
+const SGLANG_DECODE: &str = "[2025-11-11 04:06:27 DP0 TP0] Decode batch, #running-req: 48, #token: 61000, token usage: 0.52, accept len: 2.40, accept rate: 0.62, cuda graph: True, gen throughput (token/s): 3020.15, #queue-req: 5, ";
+const SGLANG_PREFILL: &str = "[2026-07-21 15:00:13 TP0 EP0] Prefill batch, #new-seq: 5, #new-token: 16384, #cached-token: 4096, token usage: 0.36, #running-req: 40, #queue-req: 7, #pending-token: 52000, cuda graph: False, input throughput (token/s): 31250.40";
 const LMDEPLOY_STATS: &str = "[2026-03-10 09:00:20 DP3] Avg thr (in/out): 0.0 / 912.8 tokens/s, Server (succeeded/failed/routed/waiting): 131 / 2 / 36 / 0, Engine (running/waiting): 36 / 0, KV cache: 51.0%, Prefix cache hit rate: 38.9%, ";
 const LMDEPLOY_0_10_STATS: &str = "[2025-09-18 11:02:40 DP0] Avg prompt throughput: 1536.4 tokens/s, Avg generation throughput: 212.7 tokens/s, Finished: 118 reqs, Unfinished: 14 reqs, Running: 12 reqs, Waiting: 2 reqs, GPU KV cache usage: 37.5%";
 
@@ -120,6 +123,14 @@ fn grammars(c: &mut Criterion) {
         ("lmdeploy_0_10_stats", LMDEPLOY_0_10_STATS, |p| {
             matches!(&p.record, Record::Lmdeploy(LmdeployRecord::Stats(s))
                 if s.running == 12 && s.unfinished == Some(14))
+        }),
+        ("sglang_decode", SGLANG_DECODE, |p| {
+            matches!(&p.record, Record::Sglang(SglangRecord::Decode { ranks, stats })
+                if ranks.dp_rank == Some(0) && stats.running_reqs == 48 && stats.queue_reqs == 5)
+        }),
+        ("sglang_prefill", SGLANG_PREFILL, |p| {
+            matches!(&p.record, Record::Sglang(SglangRecord::Prefill { stats, .. })
+                if stats.new_tokens == 16384 && stats.pending_tokens == Some(52000))
         }),
         ("tgi_success_text", TGI_SUCCESS, |p| {
             matches!(&p.record, Record::Tgi(TgiRecord::Request(r))

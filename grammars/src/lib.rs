@@ -18,6 +18,7 @@ pub mod lmdeploy;
 pub mod number;
 pub mod ollama;
 mod records;
+pub mod sglang;
 pub mod tgi;
 pub mod time;
 pub mod trtllm;
@@ -56,6 +57,7 @@ pub enum Record<'a> {
     Lmdeploy(lmdeploy::LmdeployRecord),
     Tgi(tgi::TgiRecord<'a>),
     Ollama(ollama::OllamaRecord<'a>),
+    Sglang(sglang::SglangRecord<'a>),
 }
 
 impl Record<'_> {
@@ -69,6 +71,7 @@ impl Record<'_> {
             Record::Lmdeploy(r) => r.grammar(),
             Record::Tgi(r) => r.grammar(),
             Record::Ollama(r) => r.grammar(),
+            Record::Sglang(r) => r.grammar(),
         }
     }
 
@@ -82,6 +85,7 @@ impl Record<'_> {
             Record::Lmdeploy(r) => r.possible(),
             Record::Tgi(r) => r.possible(),
             Record::Ollama(r) => r.possible(),
+            Record::Sglang(r) => r.possible(),
         }
     }
 }
@@ -116,6 +120,7 @@ pub static ENGINES: &[&EngineGrammar] = &[
     &lmdeploy::GRAMMAR,
     &tgi::GRAMMAR,
     &ollama::GRAMMAR,
+    &sglang::GRAMMAR,
 ];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.

@@ -9,6 +9,7 @@ use crate::state::engine::{self, Engine, EngineVisitor};
 
 pub use llamacpp::LLAMACPP;
 pub use lmdeploy::LMDEPLOY;
+pub use sglang::SGLANG;
 pub use tgi::TGI;
 
 pub use ollama::{
@@ -192,6 +193,7 @@ macro_rules! trtllm_metric {
 mod llamacpp;
 mod lmdeploy;
 mod ollama;
+mod sglang;
 mod tgi;
 mod trtllm;
 mod vllm;
@@ -509,6 +511,18 @@ mod tests {
             assert!(
                 m.metric.name.starts_with("nv_trt_llm_")
                     || m.metric.name.starts_with("llmtail_trtllm_"),
+                "{}",
+                m.metric.name
+            );
+        }
+    }
+
+    #[test]
+    fn sglang_names_are_sglangs_own_or_ours() {
+        for m in SGLANG {
+            assert!(
+                m.metric.name.starts_with("sglang:")
+                    || m.metric.name.starts_with("llmtail_sglang_"),
                 "{}",
                 m.metric.name
             );

@@ -32,6 +32,7 @@ use super::liveness::Status;
 use super::llamacpp::LlamacppLog;
 use super::lmdeploy::LmdeployLog;
 use super::ollama::OllamaLog;
+use super::sglang::SglangLog;
 use super::tgi::TgiLog;
 use super::trtllm::TrtllmLog;
 use super::vllm::VllmLog;
@@ -46,6 +47,7 @@ pub fn for_each_engine(visitor: &mut impl EngineVisitor) {
     visitor.visit::<LmdeployLog>();
     visitor.visit::<TgiLog>();
     visitor.visit::<OllamaLog>();
+    visitor.visit::<SglangLog>();
 }
 
 /// Something done once per engine type (render its rows, make its state, list its metrics).

@@ -12,6 +12,7 @@ pub mod llamacpp;
 pub mod lmdeploy;
 pub mod ollama;
 pub mod pacing;
+pub mod sglang;
 pub mod tgi;
 pub mod trtllm;
 pub mod version;

@@ -1,0 +1,170 @@
+//! SGLang: the scheduler's `Decode batch` / `Prefill batch` lines in every era (0.1.20 to
+//! 0.5.23, and 0.1.14's unlabelled decode line) and its 0.4.7+ retraction warnings.
+//!
+//! Not read, for want of a first-stage piece (the dispatch's budget allowed one new piece, and
+//! `-req: ` is in every batch line): 0.1.14's `new fill batch. ` prefill line (`#running_req`,
+//! underscores), the retraction line to 0.4.6 (`Decode out of memory happened. #retracted_reqs`),
+//! and the start-up `max_total_num_tokens=..., max_running_requests=...` line.
+//!
+//! A line is a record head ([`head`]: `[date time{.ms} DPn TPn ...] `, `[HH:MM:SS TPn] `, or
+//! none before 0.2.14, with Ray's and compose's prefixes in front) and a message; the message's
+//! start says which record it is ([`batch`], [`startup`]). A line whose message does not start a
+//! record (a request log quoting one, a traceback) is not SGLang's; one that starts a record and
+//! does not parse, or carries an impossible value, is rejected whole.
+
+pub mod batch;
+pub mod head;
+pub mod startup;
+
+use serde::Serialize;
+
+use crate::{Outcome, Parsed};
+
+pub use batch::{Graph, SglangDecode, SglangPrefill, TokenUsage};
+pub use head::Ranks;
+pub use startup::SglangRetract;
+
+/// Substrings at least one of which every line this module parses contains: `#queue-req: ` and
+/// `#running-req: `, which every decode and prefill line has printed since 0.1.14 (0.1.14's
+/// decode line; the mixed prefill label too), and the 0.4.7+ retraction line's start.
+pub const ANCHORS: &[&str] = &["-req: ", "KV cache pool is full"];
+
+/// SGLang in the dispatch's registry ([`crate::ENGINES`]).
+pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
+    engine: "sglang",
+    anchors: || ANCHORS.to_vec(),
+    first_stage: || FIRST_STAGE.to_vec(),
+    grammar_names: &["sglang_decode", "sglang_prefill", "sglang_retract"],
+    read_message,
+};
+
+/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]): one new piece, `-req: `,
+/// in every decode and prefill line since 0.1.20 (`#running-req: `, `#queue-req: `) and in
+/// 0.1.14's decode line; it starts with `-re`, rare at a word's start in prose, and is longer
+/// than three bytes (a three-byte piece made Teddy fingerprint every piece by three bytes).
+/// The retraction line holds vLLM's `KV cache` already.
+const FIRST_STAGE: &[&str] = &["-req: ", "KV cache"];
+
+/// What one SGLang line says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum SglangRecord<'a> {
+    Decode {
+        #[serde(flatten)]
+        ranks: Ranks,
+        #[serde(flatten)]
+        stats: SglangDecode<'a>,
+    },
+    Prefill {
+        #[serde(flatten)]
+        ranks: Ranks,
+        #[serde(flatten)]
+        stats: SglangPrefill<'a>,
+    },
+    Retract {
+        #[serde(flatten)]
+        ranks: Ranks,
+        #[serde(flatten)]
+        retract: SglangRetract,
+    },
+}
+
+impl SglangRecord<'_> {
+    /// The `grammar` label for lines that produce this record.
+    pub fn grammar(&self) -> &'static str {
+        match self {
+            SglangRecord::Decode { .. } => "sglang_decode",
+            SglangRecord::Prefill { .. } => "sglang_prefill",
+            SglangRecord::Retract { .. } => "sglang_retract",
+        }
+    }
+
+    /// The head's rank tags.
+    pub fn ranks(&self) -> &Ranks {
+        match self {
+            SglangRecord::Decode { ranks, .. }
+            | SglangRecord::Prefill { ranks, .. }
+            | SglangRecord::Retract { ranks, .. } => ranks,
+        }
+    }
+
+    /// True when every value is one SGLang can print (see [`crate::domain`]): usages and the
+    /// acceptance rate are fractions, the cache hit rate a percentage, rates finite and `>= 0`.
+    pub fn possible(&self) -> bool {
+        use crate::domain::{fraction, magnitude, opt, percent};
+        match self {
+            SglangRecord::Decode { stats: d, .. } => {
+                d.usage.possible()
+                    && opt(d.gen_throughput, magnitude)
+                    && opt(d.accept_len, magnitude)
+                    && opt(d.accept_rate, fraction)
+                    && opt(d.pre_allocated_usage, fraction)
+            }
+            SglangRecord::Prefill { stats: p, .. } => {
+                p.usage.possible()
+                    && opt(p.cache_hit_rate_percent, percent)
+                    && opt(p.input_throughput, magnitude)
+            }
+            SglangRecord::Retract { retract: r, .. } => {
+                magnitude(r.new_token_ratio_before) && magnitude(r.new_token_ratio_after)
+            }
+        }
+    }
+}
+
+/// Reads a line that contains one of [`ANCHORS`].
+pub fn read(line: &str) -> Outcome<'_> {
+    read_message(line).0
+}
+
+/// The record a message holds: `Err(grammar)` when it starts one that does not parse, `Ok(None)`
+/// when it starts none.
+fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>, &'static str> {
+    use batch::Label;
+    if let Some(label) = batch::label(message) {
+        return match label {
+            Label::Decode { iteration, body } => batch::decode(iteration, body)
+                .map(|stats| Some(SglangRecord::Decode { ranks, stats }))
+                .ok_or("sglang_decode"),
+            Label::Prefill {
+                iteration,
+                mixed_running,
+                body,
+            } => batch::prefill(iteration, mixed_running, body)
+                .map(|stats| Some(SglangRecord::Prefill { ranks, stats }))
+                .ok_or("sglang_prefill"),
+            Label::Broken(grammar) => Err(grammar),
+        };
+    }
+    if let Some(body) = startup::retract_body(message) {
+        return startup::retract(body)
+            .map(|retract| Some(SglangRecord::Retract { ranks, retract }))
+            .ok_or("sglang_retract");
+    }
+    Ok(None)
+}
+
+/// [`read`], and where the message it read begins in `line` (after the head; the end of the
+/// line when it read none).
+pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
+    let head = head::split(line);
+    let message_at = line.len() - head.message.len();
+    let outcome = match record(head.ranks, head.message) {
+        Ok(Some(record)) if record.possible() => Outcome::Parsed(Parsed {
+            time: head.time,
+            process: None,
+            record: crate::Record::Sglang(record),
+        }),
+        Ok(Some(record)) => Outcome::Rejected {
+            grammar: record.grammar(),
+        },
+        Err(grammar) => Outcome::Rejected { grammar },
+        Ok(None) => return (Outcome::Unmatched, line.len()),
+    };
+    (outcome, message_at)
+}
+
+/// [`read`], for callers that need only the parsed lines.
+pub fn parse(line: &str) -> Option<Parsed<'_>> {
+    read(line).parsed()
+}

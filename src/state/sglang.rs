@@ -1,0 +1,484 @@
+//! What SGLang's scheduler lines in one log say, per logging scheduler (its rank tags), and how
+//! each line changes it.
+//!
+//! SGLang prints a decode line every `decode_log_interval` decode steps (40 by default) and a
+//! prefill line per prefill batch, from each scheduler that logs (attention-TP rank 0 of each
+//! DP/CP group), and nothing while idle. `gen throughput` is the tokens generated since the
+//! previous decode line over the wall time since it (`scheduler_metrics_mixin.py`:
+//! `num_generated_tokens / gap_latency`, idle time included), so the generated-token counter
+//! adds `throughput x` the time between two decode lines of the same scheduler, whatever the
+//! gap; the first decode line of a scheduler adds nothing (its window is unknown). The prefill
+//! lines carry exact token counts, which are summed.
+//!
+//! Liveness: a line that showed queued requests is followed by another (they are admitted with
+//! a prefill line, or wait while the running batch decodes and prints), so silence after it for
+//! three intervals takes the scheduler down. Running requests alone promise nothing: SGLang's
+//! last decode line before it goes idle still shows the requests that then finished within the
+//! next 40 steps. Silence otherwise is idleness, and an idle scheduler's running count and
+//! generation throughput read 0 (its last line's are no longer true). The interval is the last
+//! gap after a line that promised another, at least [`MIN_INTERVAL_SECONDS`].
+
+use std::collections::BTreeMap;
+
+use llmtail_grammars::sglang::{Ranks, SglangDecode, SglangPrefill, SglangRecord};
+use llmtail_grammars::{Parsed, Record};
+use serde::{Deserialize, Serialize};
+
+use super::engine::{ApplyContext, Engine, Landing, LandingCell, UnitLabels};
+use super::float;
+use super::liveness::{self, LastWord, Phase, Status};
+use super::{Cap, LogState, Refused, StateSettings};
+use crate::catalog::Row;
+
+/// Schedulers that log, per log: one per DP (and attention-CP) group; the widest SGLang
+/// deployments (DeepSeek on 96 or 144 GPUs with DP attention) print a few hundred.
+pub const SCHEDULERS_PER_LOG: Cap = Cap {
+    what: "an SGLang scheduler (the rank tags of its head)",
+    cap: 1024,
+};
+
+/// The shortest interval liveness assumes: decode lines come every 40 steps, a fraction of a
+/// second apart at low load, and a few slow steps must not look like silence.
+pub const MIN_INTERVAL_SECONDS: f64 = 10.0;
+
+/// The labels that set a scheduler apart, as SGLang's own collector names them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SchedulerKey {
+    pub dp_rank: Option<u32>,
+    pub pp_rank: u32,
+    pub tp_rank: u32,
+    pub attn_cp_rank: Option<u32>,
+}
+
+impl SchedulerKey {
+    /// SGLang prints a tag only where that dimension is > 1 (0.4.6.post1+): no `TP` tag is the
+    /// one TP rank 0 that logs, no `PP` tag pipeline rank 0.
+    pub fn of(ranks: &Ranks) -> Self {
+        SchedulerKey {
+            dp_rank: ranks.dp_rank,
+            pp_rank: ranks.pp_rank.unwrap_or(0),
+            tp_rank: ranks.tp_rank.unwrap_or(0),
+            attn_cp_rank: ranks.attn_cp_rank,
+        }
+    }
+
+    fn text(self) -> String {
+        let mut text = String::new();
+        if let Some(dp) = self.dp_rank {
+            text.push_str(&format!("DP{dp} "));
+        }
+        if let Some(cp) = self.attn_cp_rank {
+            text.push_str(&format!("ATTN_CP{cp} "));
+        }
+        text.push_str(&format!("PP{} TP{}", self.pp_rank, self.tp_rank));
+        text
+    }
+}
+
+/// Everything exported for one scheduler of one log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SglangScheduler {
+    #[serde(with = "float::option")]
+    pub running: Option<f64>,
+    #[serde(with = "float::option")]
+    pub queue: Option<f64>,
+    #[serde(with = "float::option")]
+    pub used_tokens: Option<f64>,
+    /// The main pool's usage as printed (`token usage`, `full token usage`), a fraction.
+    #[serde(with = "float::option")]
+    pub token_usage: Option<f64>,
+    #[serde(with = "float::option")]
+    pub swa_token_usage: Option<f64>,
+    #[serde(with = "float::option")]
+    pub mamba_usage: Option<f64>,
+    #[serde(with = "float::option")]
+    pub gen_throughput: Option<f64>,
+    /// `cache hit rate: X%` / 100 (prefill lines to 0.4.3), else the last prefill batch's
+    /// cached share of its tokens.
+    #[serde(with = "float::option")]
+    pub cache_hit_rate: Option<f64>,
+    #[serde(with = "float::option")]
+    pub spec_accept_length: Option<f64>,
+    #[serde(with = "float::option")]
+    pub spec_accept_rate: Option<f64>,
+    #[serde(with = "float::option")]
+    pub is_cuda_graph: Option<f64>,
+    #[serde(with = "float::option")]
+    pub prefill_prealloc_queue: Option<f64>,
+    #[serde(with = "float::option")]
+    pub prefill_inflight_queue: Option<f64>,
+    #[serde(with = "float::option")]
+    pub decode_prealloc_queue: Option<f64>,
+    #[serde(with = "float::option")]
+    pub decode_transfer_queue: Option<f64>,
+    #[serde(with = "float::option")]
+    pub prefill_tokens: Option<f64>,
+    #[serde(with = "float::option")]
+    pub prefill_cached_tokens: Option<f64>,
+    #[serde(with = "float::option")]
+    pub prefill_seqs: Option<f64>,
+    #[serde(with = "float::option")]
+    pub generation_tokens: Option<f64>,
+    #[serde(with = "float::option")]
+    pub retracted_requests: Option<f64>,
+    /// When the last line of any kind was written, and the last decode line.
+    #[serde(with = "float::option")]
+    pub last_line_at: Option<f64>,
+    #[serde(with = "float::option")]
+    last_decode_at: Option<f64>,
+    /// The last gap between two lines while busy, in seconds.
+    #[serde(with = "float::option")]
+    busy_gap: Option<f64>,
+    /// Whether the last line showed queued requests: another line is due.
+    more_due: bool,
+    phase: Phase,
+    #[serde(skip)]
+    pub status: Status,
+}
+
+fn count(n: u64) -> f64 {
+    n as f64
+}
+
+fn add(counter: Option<f64>, n: f64) -> Option<f64> {
+    Some(counter.unwrap_or(0.0) + if n.is_finite() { n } else { 0.0 })
+}
+
+impl SglangScheduler {
+    pub fn up(&self) -> f64 {
+        if self.status.is_down() {
+            0.0
+        } else {
+            1.0
+        }
+    }
+
+    fn interval(&self) -> f64 {
+        self.busy_gap.unwrap_or(0.0).max(MIN_INTERVAL_SECONDS)
+    }
+
+    /// A stats line at `at`: the gap since the previous one while busy teaches the interval.
+    fn line_at(&mut self, at: Option<f64>, busy: bool) {
+        if let (Some(at), Some(last)) = (at, self.last_line_at) {
+            if self.more_due && at >= last {
+                self.busy_gap = Some(at - last);
+            }
+        }
+        if at.is_some() {
+            self.last_line_at = at;
+        }
+        self.more_due = busy;
+        self.phase = Phase::Running;
+    }
+
+    fn usage(&mut self, usage: &llmtail_grammars::sglang::TokenUsage) {
+        let (used, ratio) = usage.main_pool();
+        if let Some(used) = used {
+            self.used_tokens = Some(count(used));
+        }
+        if let Some(ratio) = ratio {
+            self.token_usage = Some(ratio);
+        }
+        if usage.swa_token_usage.is_some() {
+            self.swa_token_usage = usage.swa_token_usage;
+        }
+        if usage.mamba_usage.is_some() {
+            self.mamba_usage = usage.mamba_usage;
+        }
+    }
+
+    fn decode(&mut self, d: &SglangDecode<'_>, at: Option<f64>) {
+        self.running = Some(count(d.running_reqs));
+        self.queue = Some(count(d.queue_reqs));
+        self.usage(&d.usage);
+        if let Some(throughput) = d.gen_throughput {
+            self.gen_throughput = Some(throughput);
+            // SGLang's throughput covers the time since its previous decode line.
+            let window = match (at, self.last_decode_at) {
+                (Some(at), Some(last)) if at >= last => at - last,
+                _ => 0.0,
+            };
+            self.generation_tokens = add(self.generation_tokens, throughput * window);
+        }
+        if at.is_some() {
+            self.last_decode_at = at;
+        }
+        if d.accept_len.is_some() {
+            self.spec_accept_length = d.accept_len;
+        }
+        if d.accept_rate.is_some() {
+            self.spec_accept_rate = d.accept_rate;
+        }
+        if let Some(graph) = d.graph {
+            self.is_cuda_graph = Some(if graph.used { 1.0 } else { 0.0 });
+        }
+        if let Some(n) = d.prealloc_reqs {
+            self.decode_prealloc_queue = Some(count(n));
+        }
+        if let Some(n) = d.transfer_reqs {
+            self.decode_transfer_queue = Some(count(n));
+        }
+        self.line_at(at, d.queue_reqs > 0);
+    }
+
+    fn prefill(&mut self, p: &SglangPrefill<'_>, at: Option<f64>) {
+        if let Some(running) = p.running_reqs {
+            self.running = Some(count(running));
+        }
+        self.queue = Some(count(p.queue_reqs));
+        self.usage(&p.usage);
+        self.prefill_tokens = add(self.prefill_tokens, count(p.new_tokens));
+        self.prefill_cached_tokens = add(self.prefill_cached_tokens, count(p.cached_tokens));
+        self.prefill_seqs = add(self.prefill_seqs, count(p.new_seqs));
+        // What SGLang's collector sets `sglang:cache_hit_rate` to at each prefill batch: to
+        // 0.4.3 the radix cache's ratio since start, which the line prints as `cache hit rate`;
+        // from 0.4.4 the batch's `hit / (input + hit)` tokens, the line's `#cached-token` over
+        // `#new-token` plus `#cached-token` (`scheduler.py` `log_prefill_stats`).
+        let tokens = p.new_tokens + p.cached_tokens;
+        if let Some(percent) = p.cache_hit_rate_percent {
+            self.cache_hit_rate = Some(super::vllm::fraction_of_percent(percent));
+        } else if tokens > 0 {
+            self.cache_hit_rate = Some(count(p.cached_tokens) / count(tokens));
+        }
+        if let Some(n) = p.bootstrap_reqs {
+            self.prefill_prealloc_queue = Some(count(n));
+        }
+        if let Some(n) = p.inflight_reqs {
+            self.prefill_inflight_queue = Some(count(n));
+        }
+        self.line_at(at, p.queue_reqs > 0);
+    }
+}
+
+/// SGLang in one log: its logging schedulers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SglangLog {
+    #[serde(with = "schedulers")]
+    pub schedulers: BTreeMap<SchedulerKey, SglangScheduler>,
+}
+
+/// The map saved as a list: a JSON object's keys are strings.
+mod schedulers {
+    use super::{SchedulerKey, SglangScheduler};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(
+        map: &BTreeMap<SchedulerKey, SglangScheduler>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        map.iter().collect::<Vec<_>>().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<SchedulerKey, SglangScheduler>, D::Error> {
+        Ok(Vec::<(SchedulerKey, SglangScheduler)>::deserialize(d)?
+            .into_iter()
+            .collect())
+    }
+}
+
+impl SglangLog {
+    pub fn apply(
+        &mut self,
+        record: &SglangRecord<'_>,
+        at: Option<f64>,
+        may_grow: bool,
+    ) -> Result<(), Refused> {
+        let key = SchedulerKey::of(record.ranks());
+        if !self.schedulers.contains_key(&key) {
+            if self.schedulers.len() >= SCHEDULERS_PER_LOG.cap {
+                return Err(Refused::Cap(SCHEDULERS_PER_LOG));
+            }
+            if !may_grow {
+                return Err(Refused::MaxSeries);
+            }
+        }
+        let scheduler = self.schedulers.entry(key).or_default();
+        match record {
+            SglangRecord::Decode { stats, .. } => scheduler.decode(stats, at),
+            SglangRecord::Prefill { stats, .. } => scheduler.prefill(stats, at),
+            SglangRecord::Retract { retract, .. } => {
+                scheduler.retracted_requests =
+                    add(scheduler.retracted_requests, count(retract.retracted_reqs));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn judge(&mut self, now: f64) {
+        for scheduler in self.schedulers.values_mut() {
+            let word = LastWord {
+                phase: scheduler.phase,
+                last_line_at: scheduler.last_line_at,
+                next_line_due: scheduler.more_due,
+                interval: scheduler.interval(),
+            };
+            scheduler.status = liveness::judge(word, now);
+            if scheduler.status == Status::Idle {
+                // The requests the last line showed have finished: SGLang prints while busy.
+                scheduler.running = scheduler.running.map(|_| 0.0);
+                scheduler.gen_throughput = scheduler.gen_throughput.map(|_| 0.0);
+            }
+        }
+    }
+
+    /// The `model_name` label: the `[[log]]` entry's, else `--model-name`, else empty (the
+    /// scheduler lines do not name the model).
+    pub fn model_name_in<'a>(log: &'a LogState, settings: &'a StateSettings) -> &'a str {
+        log.model_name
+            .as_deref()
+            .or(settings.model_name.as_deref())
+            .unwrap_or("")
+    }
+}
+
+impl Engine for SglangLog {
+    const NAME: &'static str = "sglang";
+    const DISPLAY_NAME: &'static str = "SGLang";
+    const LABELS_NOTE: &'static str = "`sglang:`/`llmtail_sglang_` series has `model_name`, `dp_rank` (empty without DP), `pp_rank`, `tp_rank` (the scheduler's rank tags, `DPn PPn TPn` in the head; a missing tag is rank 0, as SGLang prints tags only for dimensions > 1; SGLang's own collector's labels), `log` and the `--label`s";
+    const LANDING: Landing = Landing {
+        title: "SGLang schedulers",
+        headers: &["scheduler", "status", "model", "last line"],
+        empty: "No SGLang scheduler has written a batch line yet.",
+    };
+    const UNIT_LABELS: &'static [&'static str] =
+        &["model_name", "dp_rank", "pp_rank", "tp_rank", "log"];
+    type Unit = SglangScheduler;
+
+    fn table() -> &'static [Row<SglangScheduler>] {
+        crate::catalog::SGLANG
+    }
+
+    fn apply(
+        &mut self,
+        parsed: &Parsed<'_>,
+        line_time: Option<f64>,
+        context: &ApplyContext<'_>,
+    ) -> Option<Result<(), Refused>> {
+        let Record::Sglang(record) = &parsed.record else {
+            return None;
+        };
+        Some(self.apply(record, line_time, context.may_grow))
+    }
+
+    fn judge(&mut self, now: f64, _settings: &StateSettings) {
+        self.judge(now);
+    }
+
+    fn unit_count(&self) -> usize {
+        self.schedulers.len()
+    }
+
+    fn each_unit(&self) -> Vec<&SglangScheduler> {
+        self.schedulers.values().collect()
+    }
+
+    fn units<'a>(
+        &'a self,
+        log: &'a LogState,
+        settings: &'a StateSettings,
+    ) -> Vec<(UnitLabels, &'a SglangScheduler)> {
+        let model_name = Self::model_name_in(log, settings);
+        self.schedulers
+            .iter()
+            .map(|(key, state)| {
+                let labels = vec![
+                    ("model_name", model_name.to_string()),
+                    (
+                        "dp_rank",
+                        key.dp_rank.map(|r| r.to_string()).unwrap_or_default(),
+                    ),
+                    ("pp_rank", key.pp_rank.to_string()),
+                    ("tp_rank", key.tp_rank.to_string()),
+                    ("log", log.label.to_string()),
+                ];
+                (labels, state)
+            })
+            .collect()
+    }
+
+    fn status(scheduler: &SglangScheduler) -> Status {
+        scheduler.status
+    }
+
+    fn landing_rows(&self, log: &LogState, settings: &StateSettings) -> Vec<Vec<LandingCell>> {
+        let model_name = Self::model_name_in(log, settings);
+        self.schedulers
+            .iter()
+            .map(|(key, state)| {
+                vec![
+                    LandingCell::Text(key.text()),
+                    LandingCell::Status(state.status),
+                    LandingCell::Text(model_name.to_string()),
+                    LandingCell::Age {
+                        at: state.last_line_at,
+                        none: "none yet",
+                    },
+                ]
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmtail_grammars::sglang::TokenUsage;
+
+    fn decode(queue: u64, throughput: f64) -> SglangRecord<'static> {
+        SglangRecord::Decode {
+            ranks: Ranks::default(),
+            stats: SglangDecode {
+                running_reqs: 2,
+                queue_reqs: queue,
+                gen_throughput: Some(throughput),
+                usage: TokenUsage {
+                    used_tokens: Some(10),
+                    token_usage: Some(0.25),
+                    ..TokenUsage::default()
+                },
+                ..SglangDecode::default()
+            },
+        }
+    }
+
+    #[test]
+    fn generated_tokens_are_the_throughput_times_the_gap_between_decode_lines() {
+        let mut log = SglangLog::default();
+        log.apply(&decode(2, 100.0), Some(1000.0), true).unwrap();
+        log.apply(&decode(2, 50.0), Some(1004.0), true).unwrap();
+        // An idle minute, then a line whose throughput SGLang averaged over it.
+        log.apply(&decode(1, 2.0), Some(1064.0), true).unwrap();
+        let s = &log.schedulers[&SchedulerKey::default()];
+        assert_eq!(s.generation_tokens, Some(200.0 + 120.0));
+        assert_eq!(s.token_usage, Some(0.25));
+    }
+
+    #[test]
+    fn silence_after_queued_requests_is_down_and_otherwise_idle_with_nothing_running() {
+        let mut log = SglangLog::default();
+        log.apply(&decode(3, 1.0), Some(1000.0), true).unwrap();
+        log.judge(1031.0);
+        assert!(log.schedulers[&SchedulerKey::default()].status.is_down());
+        // The 32 s gap after a line that promised another is the interval now.
+        log.apply(&decode(0, 1.0), Some(1032.0), true).unwrap();
+        log.judge(1100.0);
+        assert_eq!(log.schedulers[&SchedulerKey::default()].status, Status::Up);
+        log.judge(1129.0);
+        let s = &log.schedulers[&SchedulerKey::default()];
+        assert_eq!((s.status, s.running), (Status::Idle, Some(0.0)));
+    }
+
+    #[test]
+    fn the_state_survives_a_save() {
+        let mut log = SglangLog::default();
+        log.apply(&decode(3, 1.0), Some(1000.0), true).unwrap();
+        let saved = serde_json::to_value(&log).unwrap();
+        let restored: SglangLog = serde_json::from_value(saved).unwrap();
+        assert_eq!(restored.schedulers.len(), 1);
+    }
+}
