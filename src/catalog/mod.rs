@@ -494,50 +494,24 @@ mod tests {
         }
     }
 
+    /// Every name of these engines' tables is the engine's own (one of its exporter's prefixes)
+    /// or ours for that engine.
     #[test]
-    fn vllm_names_are_vllms_own_or_ours() {
-        for m in VLLM_ENGINE {
-            assert!(
-                m.metric.name.starts_with("vllm:") || m.metric.name.starts_with("llmtail_vllm_"),
-                "{}",
-                m.metric.name
-            );
+    fn names_are_the_engines_own_or_ours() {
+        fn names<T>(table: &[Row<T>]) -> Vec<&'static str> {
+            table.iter().map(|row| row.metric.name).collect()
         }
-    }
-
-    #[test]
-    fn trtllm_names_are_tritons_own_or_ours() {
-        for m in TRTLLM {
-            assert!(
-                m.metric.name.starts_with("nv_trt_llm_")
-                    || m.metric.name.starts_with("llmtail_trtllm_"),
-                "{}",
-                m.metric.name
-            );
-        }
-    }
-
-    #[test]
-    fn sglang_names_are_sglangs_own_or_ours() {
-        for m in SGLANG {
-            assert!(
-                m.metric.name.starts_with("sglang:")
-                    || m.metric.name.starts_with("llmtail_sglang_"),
-                "{}",
-                m.metric.name
-            );
-        }
-    }
-
-    #[test]
-    fn lmdeploy_names_are_lmdeploys_own_or_ours() {
-        for m in LMDEPLOY {
-            assert!(
-                m.metric.name.starts_with("lmdeploy:")
-                    || m.metric.name.starts_with("llmtail_lmdeploy_"),
-                "{}",
-                m.metric.name
-            );
+        let cases = [
+            ("vllm", names(VLLM_ENGINE), "vllm:"),
+            ("trtllm", names(TRTLLM), "nv_trt_llm_"),
+            ("sglang", names(SGLANG), "sglang:"),
+            ("lmdeploy", names(LMDEPLOY), "lmdeploy:"),
+        ];
+        for (engine, names, own) in cases {
+            for name in names {
+                let ours = name.starts_with(&format!("llmtail_{engine}_"));
+                assert!(ours || name.starts_with(own), "{name}");
+            }
         }
     }
 
