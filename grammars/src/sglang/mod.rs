@@ -1,5 +1,10 @@
-//! SGLang: the scheduler's `Decode batch` / `Prefill batch` lines in every era (0.1.14 to
-//! 0.5.23), its retraction warnings and its startup capacity line.
+//! SGLang: the scheduler's `Decode batch` / `Prefill batch` lines in every era (0.1.20 to
+//! 0.5.23, and 0.1.14's unlabelled decode line) and its 0.4.7+ retraction warnings.
+//!
+//! Not read, for want of a first-stage piece (the dispatch's budget allowed one new piece, and
+//! `-req: ` is in every batch line): 0.1.14's `new fill batch. ` prefill line (`#running_req`,
+//! underscores), the retraction line to 0.4.6 (`Decode out of memory happened. #retracted_reqs`),
+//! and the start-up `max_total_num_tokens=..., max_running_requests=...` line.
 //!
 //! A line is a record head ([`head`]: `[date time{.ms} DPn TPn ...] `, `[HH:MM:SS TPn] `, or
 //! none before 0.2.14, with Ray's and compose's prefixes in front) and a message; the message's
@@ -17,40 +22,28 @@ use crate::{Outcome, Parsed};
 
 pub use batch::{Graph, SglangDecode, SglangPrefill, TokenUsage};
 pub use head::Ranks;
-pub use startup::{SglangCapacity, SglangRetract};
+pub use startup::SglangRetract;
 
-/// Substrings at least one of which every line this module parses contains: the queue field
-/// every decode and prefill line has printed since 0.1.14 (and `#running-req: ` of the mixed
-/// prefill label), 0.1.14's `new fill batch` fields, the retraction lines' fields and the
-/// capacity line's `max_running_requests=`.
-pub const ANCHORS: &[&str] = &[
-    "-req: ",
-    "#running_req: ",
-    "#retracted_reqs: ",
-    "max_running_requests=",
-];
+/// Substrings at least one of which every line this module parses contains: `#queue-req: ` and
+/// `#running-req: `, which every decode and prefill line has printed since 0.1.14 (0.1.14's
+/// decode line; the mixed prefill label too), and the 0.4.7+ retraction line's start.
+pub const ANCHORS: &[&str] = &["-req: ", "KV cache pool is full"];
 
 /// SGLang in the dispatch's registry ([`crate::ENGINES`]).
 pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "sglang",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
-    grammar_names: &[
-        "sglang_decode",
-        "sglang_prefill",
-        "sglang_retract",
-        "sglang_capacity",
-    ],
+    grammar_names: &["sglang_decode", "sglang_prefill", "sglang_retract"],
     read_message,
 };
 
-/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]): two new ones.
-/// `-req: ` is in every decode and prefill line since 0.1.20 (`#running-req: `, `#queue-req: `)
-/// and in 0.1.14's decode line; `_req` in 0.1.14's prefill line (`#running_req: `), in every
-/// retraction line (`#retracted_reqs: `) and in the capacity line (`max_running_requests=`).
-/// Both start with a byte (`-`, `_`) rare at the start of a word of prose, and both are four
-/// bytes or longer (a three-byte piece made Teddy fingerprint every piece by three bytes).
-const FIRST_STAGE: &[&str] = &["-req: ", "_req"];
+/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]): one new piece, `-req: `,
+/// in every decode and prefill line since 0.1.20 (`#running-req: `, `#queue-req: `) and in
+/// 0.1.14's decode line; it starts with `-re`, rare at a word's start in prose, and is longer
+/// than three bytes (a three-byte piece made Teddy fingerprint every piece by three bytes).
+/// The retraction line holds vLLM's `KV cache` already.
+const FIRST_STAGE: &[&str] = &["-req: ", "KV cache"];
 
 /// What one SGLang line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,12 +67,6 @@ pub enum SglangRecord<'a> {
         #[serde(flatten)]
         retract: SglangRetract,
     },
-    Capacity {
-        #[serde(flatten)]
-        ranks: Ranks,
-        #[serde(flatten)]
-        capacity: SglangCapacity,
-    },
 }
 
 impl SglangRecord<'_> {
@@ -89,7 +76,6 @@ impl SglangRecord<'_> {
             SglangRecord::Decode { .. } => "sglang_decode",
             SglangRecord::Prefill { .. } => "sglang_prefill",
             SglangRecord::Retract { .. } => "sglang_retract",
-            SglangRecord::Capacity { .. } => "sglang_capacity",
         }
     }
 
@@ -98,8 +84,7 @@ impl SglangRecord<'_> {
         match self {
             SglangRecord::Decode { ranks, .. }
             | SglangRecord::Prefill { ranks, .. }
-            | SglangRecord::Retract { ranks, .. }
-            | SglangRecord::Capacity { ranks, .. } => ranks,
+            | SglangRecord::Retract { ranks, .. } => ranks,
         }
     }
 
@@ -123,7 +108,6 @@ impl SglangRecord<'_> {
             SglangRecord::Retract { retract: r, .. } => {
                 magnitude(r.new_token_ratio_before) && magnitude(r.new_token_ratio_after)
             }
-            SglangRecord::Capacity { capacity: c, .. } => c.max_total_num_tokens > 0,
         }
     }
 }
@@ -149,9 +133,6 @@ fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>
             } => batch::prefill(iteration, mixed_running, body)
                 .map(|stats| Some(SglangRecord::Prefill { ranks, stats }))
                 .ok_or("sglang_prefill"),
-            Label::NewFill(body) => batch::new_fill(body)
-                .map(|stats| Some(SglangRecord::Prefill { ranks, stats }))
-                .ok_or("sglang_prefill"),
             Label::Broken(grammar) => Err(grammar),
         };
     }
@@ -159,11 +140,6 @@ fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>
         return startup::retract(body)
             .map(|retract| Some(SglangRecord::Retract { ranks, retract }))
             .ok_or("sglang_retract");
-    }
-    if startup::is_capacity(message) {
-        return startup::capacity(message)
-            .map(|capacity| Some(SglangRecord::Capacity { ranks, capacity }))
-            .ok_or("sglang_capacity");
     }
     Ok(None)
 }
