@@ -419,17 +419,18 @@ impl EngineVisitor for EngineRows<'_> {
             let Some(engine) = log.engine::<E>() else {
                 continue;
             };
-            let own = log_labels(state, log);
-            for (mut labels, unit) in engine.units(log, &state.settings) {
-                let set = {
-                    let mut pairs: Vec<(&str, &str)> =
-                        labels.iter().map(|(n, v)| (*n, v.as_str())).collect();
-                    let reserved: Vec<&str> = labels.iter().map(|(n, _)| *n).collect();
-                    pairs.extend(own.iter().copied().filter(|(n, _)| !reserved.contains(n)));
-                    label_set(pairs)
-                };
-                labels.clear();
-                units.push((set, unit));
+            // The log's own labels, less the names the engine's units set (a config cannot
+            // name them: they are reserved; this keeps a scrape valid whatever got through).
+            let mut own = log_labels(state, log);
+            own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+            for (labels, unit) in engine.units(log, &state.settings) {
+                debug_assert!(
+                    labels.iter().all(|(name, _)| E::UNIT_LABELS.contains(name)),
+                    "{}: a unit label missing from UNIT_LABELS, so not reserved",
+                    E::NAME
+                );
+                let pairs = labels.iter().map(|(n, v)| (*n, v.as_str()));
+                units.push((label_set(pairs.chain(own.iter().copied())), unit));
             }
         }
         self.out.rows(E::table(), &units, E::status);
