@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::envelope::EnvelopeKind;
 use crate::source::StartFrom;
@@ -58,9 +58,16 @@ Config file keys (--config): the README's \"Config file\" section; flags win ove
     about,
     long_about,
     max_term_width = 100,
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    // `llmtail --log X` stays the agent; `llmtail replay ...` is the subcommand, whose flags
+    // are its own (a flag of the agent's before `replay` would be silently ignored otherwise).
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
+    /// Without a command, llmtail follows the logs and serves /metrics.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// A log file to follow, a glob ('/var/log/vllm/*.log', quoted; files that match later are
     /// picked up), or '-' for standard input. Repeatable. A file that does not exist yet is waited for.
     #[arg(long = "log", value_name = "PATH")]
@@ -166,4 +173,13 @@ pub struct Cli {
     /// stdout and exit, instead of serving them. How to test a log.
     #[arg(long = "one-shot")]
     pub one_shot: bool,
+}
+
+/// What llmtail does besides following logs.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Turns whole logs into Prometheus history: OpenMetrics text with a timestamp on every
+    /// sample, for `promtool tsdb create-blocks-from openmetrics`.
+    #[command(long_about = crate::backfill::args::LONG_ABOUT, after_help = crate::backfill::args::AFTER_HELP)]
+    Replay(crate::backfill::args::ReplayArgs),
 }

@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod backfill;
 pub mod catalog;
 pub mod checkpoint;
 pub mod cli;

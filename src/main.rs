@@ -4,7 +4,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use llmtail::cli::Cli;
+use llmtail::backfill::args::ReplayArgs;
+use llmtail::cli::{Cli, Command};
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;
 
@@ -14,11 +15,18 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("LLMTAIL_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                // A replay's summary is its report; the reader's info lines would bury it.
+                .unwrap_or_else(|_| match cli.command {
+                    Some(Command::Replay(_)) => "warn".into(),
+                    None => "info".into(),
+                }),
         )
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
+    if let Some(Command::Replay(args)) = &cli.command {
+        return replay(args);
+    }
     let settings = match Settings::from_cli(cli) {
         Ok(settings) => settings,
         Err(e) => {
@@ -33,6 +41,44 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("llmtail: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `llmtail replay`: the logs' history as OpenMetrics text, a summary on stderr.
+fn replay(args: &ReplayArgs) -> ExitCode {
+    let (settings, window) = match args.settings().and_then(|s| Ok((s, args.window()?))) {
+        Ok(checked) => checked,
+        Err(e) => {
+            eprintln!("llmtail: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let progress = std::io::stderr().is_terminal();
+    let result = match args.out.as_deref() {
+        None | Some("-") => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
+        }
+        Some(path) => std::fs::File::create(path)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
+                )
+            })
+            .and_then(|file| {
+                let mut out = std::io::BufWriter::new(file);
+                llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
+            }),
+    };
+    match result {
+        Ok(summary) => {
+            eprintln!("{summary}");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("llmtail: {e:#}");
             ExitCode::from(1)

@@ -109,6 +109,8 @@ pub struct Pipeline {
     clock: Clock,
     /// systemd's `Type=notify` and watchdog, when serving.
     service: Option<ServiceManager>,
+    /// `llmtail replay`: told of every record applied.
+    observer: Option<Box<dyn RecordObserver>>,
 }
 
 /// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
@@ -178,6 +180,19 @@ fn decode<'a>(
     }
 }
 
+/// Told of every record a log's engine took, once the state holds it (`llmtail replay`
+/// writes the series that engine shows at that moment). `line_time` is when the record says it
+/// was written, if it says.
+pub trait RecordObserver: Send {
+    fn applied(
+        &mut self,
+        log: &mut LogState,
+        engine: usize,
+        line_time: Option<f64>,
+        settings: &StateSettings,
+    );
+}
+
 /// Applies every record of one message to its log's state; `time` says when a record was
 /// written. A line can hold several records (glued by two writers, a `/metrics` dump): each is
 /// counted in `lines_parsed`/`lines_rejected`, while `lines_read` and `lines_unmatched` stay
@@ -189,12 +204,17 @@ fn apply_records(
     settings: &StateSettings,
     series: &mut usize,
     now: f64,
+    mut observer: Option<&mut (dyn RecordObserver + 'static)>,
 ) -> bool {
     let mut any_record = false;
     llmtail_grammars::each_record(text, |outcome| match outcome {
         Outcome::Parsed(parsed) => {
             any_record = true;
-            log_state.apply(parsed, time(parsed), now, settings, series);
+            let line_time = time(parsed);
+            let taken_by = log_state.apply(parsed, line_time, now, settings, series);
+            if let (Some(engine), Some(observer)) = (taken_by, observer.as_deref_mut()) {
+                observer.applied(log_state, engine, line_time, settings);
+            }
         }
         Outcome::Rejected { grammar } => {
             any_record = true;
@@ -233,7 +253,14 @@ impl Pipeline {
             max_line_bytes: settings.max_line_bytes,
             clock,
             service: None,
+            observer: None,
         }
+    }
+
+    /// Tells `observer` of every record applied, after applying it.
+    pub fn with_observer(mut self, observer: Box<dyn RecordObserver>) -> Pipeline {
+        self.observer = Some(observer);
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -532,7 +559,16 @@ impl Sink for Pipeline {
                     .and_then(resolve)
                     .or_else(|| parsed.time.and_then(resolve))
             };
-            let any_record = apply_records(&text, time, log_state, state_settings, series, now);
+            let observer = self.observer.as_deref_mut();
+            let any_record = apply_records(
+                &text,
+                time,
+                log_state,
+                state_settings,
+                series,
+                now,
+                observer,
+            );
             if !any_record {
                 log_state.io.lines_unmatched += 1;
             }

@@ -57,7 +57,7 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
 }
 
 /// Whether a one-shot input can be read: a file that opens, or a glob with a match.
-fn check_readable(spec: &LogSpec, given: &str) -> anyhow::Result<()> {
+pub(crate) fn check_readable(spec: &LogSpec, given: &str) -> anyhow::Result<()> {
     match spec {
         LogSpec::Stdin => Ok(()),
         LogSpec::Path(path) => std::fs::File::open(path).map(drop).map_err(|e| {

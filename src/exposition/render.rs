@@ -17,7 +17,7 @@ use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row}
 use crate::state::engine::{self, Engine, EngineVisitor};
 
 use crate::state::liveness::Status;
-use crate::state::{LogState, State};
+use crate::state::{LogState, State, StateSettings};
 
 /// The two text formats we serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,8 +112,65 @@ fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String
     out
 }
 
+/// `# HELP` and `# TYPE` for a family, in `format`.
+fn push_family_header(out: &mut String, metric: &Metric, format: Format) {
+    let total = if metric.kind == Kind::Counter && format == Format::Text004 {
+        "_total"
+    } else {
+        ""
+    };
+    let _ = write!(
+        out,
+        "# HELP {name}{total} {help}\n# TYPE {name}{total} {kind}\n",
+        name = metric.name,
+        help = metric.help,
+        kind = metric.kind.as_str()
+    );
+}
+
+/// `# HELP` and `# TYPE` for a family, in `format`.
+pub fn family_header(metric: &Metric, format: Format) -> String {
+    let mut out = String::new();
+    push_family_header(&mut out, metric, format);
+    out
+}
+
+/// A sample's series, `name[suffix]{first,common}`: its text up to the value.
+pub fn push_series(
+    out: &mut String,
+    name: &str,
+    suffix: &str,
+    first: Option<(&str, &str)>,
+    common: &str,
+) {
+    out.push_str(name);
+    out.push_str(suffix);
+    out.push('{');
+    if let Some((label, label_value)) = first {
+        out.push_str(label);
+        out.push_str("=\"");
+        push_escaped(out, label_value);
+        out.push('"');
+        if !common.is_empty() {
+            out.push(',');
+        }
+    }
+    out.push_str(common);
+    out.push('}');
+}
+
+/// A histogram bucket's `le` value, as `le` says to spell it.
+pub fn push_le(out: &mut String, bound: f64, le: LeFormat) {
+    match le {
+        LeFormat::Display if bound.is_finite() => {
+            let _ = write!(out, "{bound}");
+        }
+        _ => push_value(out, bound),
+    }
+}
+
 /// A sample value as both formats spell it.
-fn push_value(out: &mut String, value: f64) {
+pub fn push_value(out: &mut String, value: f64) {
     if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {
@@ -134,30 +191,29 @@ struct Exposition {
     format: Format,
 }
 
-impl Exposition {
+/// Where rendered samples go: the exposition text ([`render`]), or a replay's per-series
+/// history (`crate::backfill`). One row loop ([`rows`]) feeds both, so a replayed series is
+/// exactly the series a scrape shows.
+pub trait SampleSink {
+    /// A family starts (`# HELP`, `# TYPE`); its samples follow.
+    fn family(&mut self, metric: &Metric);
+    /// One sample: `name[suffix]{first,common} value`.
+    fn sample(
+        &mut self,
+        name: &str,
+        suffix: &str,
+        first: Option<(&str, &str)>,
+        common: &str,
+        value: f64,
+    );
+    /// A classic histogram's `_sum`, `_count` and cumulative `_bucket`s.
+    fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>);
+}
+
+impl SampleSink for Exposition {
     /// `# HELP` and `# TYPE` for a family.
     fn family(&mut self, metric: &Metric) {
-        let total = if metric.kind == Kind::Counter && self.format == Format::Text004 {
-            "_total"
-        } else {
-            ""
-        };
-        let _ = write!(
-            self.out,
-            "# HELP {name}{total} {help}\n# TYPE {name}{total} {kind}\n",
-            name = metric.name,
-            help = metric.help,
-            kind = metric.kind.as_str()
-        );
-    }
-
-    /// A family of one sample without labels.
-    fn unlabelled(&mut self, metric: &Metric, value: f64) {
-        self.family(metric);
-        self.out.push_str(metric.name);
-        self.out.push(' ');
-        push_value(&mut self.out, value);
-        self.out.push('\n');
+        push_family_header(&mut self.out, metric, self.format);
     }
 
     /// One sample: `name[suffix]{first,common} value`.
@@ -170,20 +226,8 @@ impl Exposition {
         value: f64,
     ) {
         let out = &mut self.out;
-        out.push_str(name);
-        out.push_str(suffix);
-        out.push('{');
-        if let Some((label, label_value)) = first {
-            out.push_str(label);
-            out.push_str("=\"");
-            push_escaped(out, label_value);
-            out.push('"');
-            if !common.is_empty() {
-                out.push(',');
-            }
-        }
-        out.push_str(common);
-        out.push_str("} ");
+        push_series(out, name, suffix, first, common);
+        out.push(' ');
         push_value(out, value);
         out.push('\n');
     }
@@ -199,17 +243,23 @@ impl Exposition {
         for (bound, count) in bounds.zip(counts) {
             cumulative += count;
             buf.clear();
-            match histogram.le {
-                LeFormat::Display if bound.is_finite() => {
-                    let _ = write!(buf, "{bound}");
-                }
-                _ => push_value(&mut buf, bound),
-            }
+            push_le(&mut buf, bound, histogram.le);
             let _ = writeln!(
                 self.out,
                 "{name}_bucket{{le=\"{buf}\",{common}}} {cumulative}"
             );
         }
+    }
+}
+
+impl Exposition {
+    /// A family of one sample without labels.
+    fn unlabelled(&mut self, metric: &Metric, value: f64) {
+        self.family(metric);
+        self.out.push_str(metric.name);
+        self.out.push(' ');
+        push_value(&mut self.out, value);
+        self.out.push('\n');
     }
 
     fn state(&mut self, state: &State) {
@@ -263,66 +313,6 @@ impl Exposition {
         self.family(&agent::BUILD_INFO);
         let version = label_set([("version", env!("CARGO_PKG_VERSION"))]);
         self.sample(agent::BUILD_INFO.name, "", None, &version, 1.0);
-    }
-
-    /// One engine's catalog table over its units (labels written once, escaped), in row
-    /// order: a family appears only when some unit has a value for it.
-    fn rows<T>(&mut self, table: &[Row<T>], units: &[(String, &T)], status: fn(&T) -> Status) {
-        for row in table {
-            let shown: Vec<&(String, &T)> = units
-                .iter()
-                .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down())
-                .collect();
-            let suffix = if row.metric.kind == Kind::Counter {
-                "_total"
-            } else {
-                ""
-            };
-            let samples: Vec<Sample<'_>> = match row.read {
-                Reading::One(read) => shown
-                    .iter()
-                    .filter_map(|(common, unit)| Some((common, None, read(unit)?)))
-                    .collect(),
-                Reading::Labelled(name, read) => shown
-                    .iter()
-                    .flat_map(|(common, unit)| {
-                        read(unit)
-                            .into_iter()
-                            .map(move |(v, x)| (common, Some((name, Cow::Owned(v))), x))
-                    })
-                    .collect(),
-                Reading::LabelledStatic(name, read) => shown
-                    .iter()
-                    .flat_map(|(common, unit)| {
-                        read(unit)
-                            .into_iter()
-                            .map(move |(v, x)| (common, Some((name, Cow::Borrowed(v))), x))
-                    })
-                    .collect(),
-                Reading::Histogram(read) => {
-                    let histograms: Vec<_> = shown
-                        .iter()
-                        .map(|(common, unit)| (common, read(unit)))
-                        .filter(|(_, h)| h.count > 0)
-                        .collect();
-                    if !histograms.is_empty() {
-                        self.family(&row.metric);
-                        for (common, histogram) in histograms {
-                            self.histogram(row.metric.name, common, &histogram);
-                        }
-                    }
-                    continue;
-                }
-            };
-            if samples.is_empty() {
-                continue;
-            }
-            self.family(&row.metric);
-            for (common, first, value) in samples {
-                let first = first.as_ref().map(|(n, v)| (*n, v.as_ref()));
-                self.sample(row.metric.name, suffix, first, common, value);
-            }
-        }
     }
 
     /// Every engine's per-log series ([`Engine::log_series`]), a family at a time.
@@ -404,6 +394,71 @@ impl Exposition {
     }
 }
 
+/// One engine's catalog table over its units (labels written once, escaped), in row
+/// order: a family appears only when some unit has a value for it.
+fn rows<T>(
+    out: &mut impl SampleSink,
+    table: &[Row<T>],
+    units: &[(String, &T)],
+    status: fn(&T) -> Status,
+) {
+    for row in table {
+        let shown: Vec<&(String, &T)> = units
+            .iter()
+            .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down())
+            .collect();
+        let suffix = if row.metric.kind == Kind::Counter {
+            "_total"
+        } else {
+            ""
+        };
+        let samples: Vec<Sample<'_>> = match row.read {
+            Reading::One(read) => shown
+                .iter()
+                .filter_map(|(common, unit)| Some((common, None, read(unit)?)))
+                .collect(),
+            Reading::Labelled(name, read) => shown
+                .iter()
+                .flat_map(|(common, unit)| {
+                    read(unit)
+                        .into_iter()
+                        .map(move |(v, x)| (common, Some((name, Cow::Owned(v))), x))
+                })
+                .collect(),
+            Reading::LabelledStatic(name, read) => shown
+                .iter()
+                .flat_map(|(common, unit)| {
+                    read(unit)
+                        .into_iter()
+                        .map(move |(v, x)| (common, Some((name, Cow::Borrowed(v))), x))
+                })
+                .collect(),
+            Reading::Histogram(read) => {
+                let histograms: Vec<_> = shown
+                    .iter()
+                    .map(|(common, unit)| (common, read(unit)))
+                    .filter(|(_, h)| h.count > 0)
+                    .collect();
+                if !histograms.is_empty() {
+                    out.family(&row.metric);
+                    for (common, histogram) in histograms {
+                        out.histogram(row.metric.name, common, &histogram);
+                    }
+                }
+                continue;
+            }
+        };
+        if samples.is_empty() {
+            continue;
+        }
+        out.family(&row.metric);
+        for (common, first, value) in samples {
+            let first = first.as_ref().map(|(n, v)| (*n, v.as_ref()));
+            out.sample(row.metric.name, suffix, first, common, value);
+        }
+    }
+}
+
 /// Renders each engine's rows over the units of every shown log, in [`engine::for_each_engine`]
 /// order.
 struct EngineRows<'a> {
@@ -413,35 +468,100 @@ struct EngineRows<'a> {
 
 impl EngineVisitor for EngineRows<'_> {
     fn visit<E: Engine>(&mut self) {
-        let state = self.state;
+        let settings = &self.state.settings;
         let mut units = Vec::new();
-        for log in state.shown_logs() {
-            let Some(engine) = log.engine::<E>() else {
-                continue;
-            };
-            // The log's own labels, less the names the engine's units set (a config cannot
-            // name them: they are reserved; this keeps a scrape valid whatever got through).
-            let mut own = log_labels(state, log);
-            own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
-            for (labels, unit) in engine.units(log, &state.settings) {
-                debug_assert!(
-                    labels.iter().all(|(name, _)| E::UNIT_LABELS.contains(name)),
-                    "{}: a unit label missing from UNIT_LABELS, so not reserved",
-                    E::NAME
-                );
-                let pairs = labels.iter().map(|(n, v)| (*n, v.as_str()));
-                units.push((label_set(pairs.chain(own.iter().copied())), unit));
-            }
+        for log in self.state.shown_logs() {
+            push_units::<E>(&mut units, settings, log);
         }
-        self.out.rows(E::table(), &units, E::status);
+        rows(self.out, E::table(), &units, E::status);
+    }
+}
+
+/// Each unit of `log`'s engine `E` with its label set (written once, escaped).
+fn push_units<'a, E: Engine>(
+    units: &mut Vec<(String, &'a E::Unit)>,
+    settings: &'a StateSettings,
+    log: &'a LogState,
+) {
+    let Some(engine) = log.engine::<E>() else {
+        return;
+    };
+    // The log's own labels, less the names the engine's units set (a config cannot
+    // name them: they are reserved; this keeps a scrape valid whatever got through).
+    let mut own = log_labels(settings, log);
+    own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+    for (labels, unit) in engine.units(log, settings) {
+        debug_assert!(
+            labels.iter().all(|(name, _)| E::UNIT_LABELS.contains(name)),
+            "{}: a unit label missing from UNIT_LABELS, so not reserved",
+            E::NAME
+        );
+        let pairs = labels.iter().map(|(n, v)| (*n, v.as_str()));
+        units.push((label_set(pairs.chain(own.iter().copied())), unit));
+    }
+}
+
+/// The series one engine of one log shows now, as a scrape would show them (its rows over its
+/// units, then its per-log series), into `out`. Liveness is as last judged. A replay calls this
+/// after each record, for the engine the record changed.
+pub fn engine_samples(
+    out: &mut impl SampleSink,
+    settings: &StateSettings,
+    log: &LogState,
+    engine: usize,
+) {
+    let Some(state) = log.engines.get(engine) else {
+        return;
+    };
+    engine::for_each_engine(&mut OneEngine {
+        out: &mut *out,
+        settings,
+        log,
+        name: state.name(),
+    });
+    let series = state.log_series();
+    if series.is_empty() {
+        return;
+    }
+    let common = label_set([("log", &*log.label)]);
+    for (metric, value) in series {
+        out.family(metric);
+        out.sample(metric.name, total_suffix(metric), None, &common, value);
+    }
+}
+
+/// Renders the rows of the engine named `name` over one log's units.
+struct OneEngine<'a, S> {
+    out: &'a mut S,
+    settings: &'a StateSettings,
+    log: &'a LogState,
+    name: &'static str,
+}
+
+impl<S: SampleSink> EngineVisitor for OneEngine<'_, S> {
+    fn visit<E: Engine>(&mut self) {
+        if E::NAME != self.name {
+            return;
+        }
+        let mut units = Vec::new();
+        push_units::<E>(&mut units, self.settings, self.log);
+        rows(self.out, E::table(), &units, E::status);
+    }
+}
+
+/// `_total` for a counter's samples, nothing for the others.
+fn total_suffix(metric: &Metric) -> &'static str {
+    if metric.kind == Kind::Counter {
+        "_total"
+    } else {
+        ""
     }
 }
 
 /// A log's own labels: its `[[log]] labels`, then the global ones it does not override. Written
 /// both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
-fn log_labels<'a>(state: &'a State, log: &'a LogState) -> Vec<(&'a str, &'a str)> {
-    let global = state
-        .settings
+fn log_labels<'a>(settings: &'a StateSettings, log: &'a LogState) -> Vec<(&'a str, &'a str)> {
+    let global = settings
         .constant_labels
         .iter()
         .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));

@@ -314,6 +314,8 @@ impl LogState {
     /// or envelope, seconds since the epoch); `read_time` is the clock when it was read, used
     /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time. `series` is
     /// what all logs' engines and ranks cost ([`State::series`]), kept up to date here.
+    /// Returns the index in `engines` of the engine whose record it was (a replay writes that
+    /// engine's series after it), `None` when no engine took it.
     pub fn apply(
         &mut self,
         parsed: &Parsed<'_>,
@@ -321,7 +323,7 @@ impl LogState {
         read_time: f64,
         settings: &StateSettings,
         series: &mut usize,
-    ) {
+    ) -> Option<usize> {
         let at = line_time.unwrap_or(read_time);
         let grammar = parsed.record.grammar();
         match self.parsed.iter_mut().find(|g| g.grammar == grammar) {
@@ -340,7 +342,8 @@ impl LogState {
         }
         let guard = settings.series;
         let mut outcome = Ok(());
-        for (engine, &cost) in self.engines.iter_mut().zip(&self.unit_costs) {
+        let mut taken_by = None;
+        for (index, (engine, &cost)) in self.engines.iter_mut().zip(&self.unit_costs).enumerate() {
             let context = ApplyContext {
                 settings,
                 may_grow: *series + cost <= guard.max_series,
@@ -352,12 +355,14 @@ impl LogState {
                 // A model change clears engines: the count goes down as well as up.
                 *series = (*series + engine.unit_count() * cost).saturating_sub(before);
                 outcome = applied;
+                taken_by = Some(index);
                 break;
             }
         }
         if let Err(refused) = outcome {
             self.refuse(refused, &guard);
         }
+        taken_by
     }
 
     /// Counts a refused record; the first of a log is logged (later ones are the same story).

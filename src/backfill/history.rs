@@ -1,0 +1,301 @@
+//! The history a replay builds: every series' samples, kept per series as they come and
+//! written once, at the end, as OpenMetrics text that `promtool tsdb create-blocks-from
+//! openmetrics` reads.
+//!
+//! What promtool (2.42, `cmd/promtool/backfill.go`) requires of that text, and why it is
+//! written this way:
+//! - every sample carries a timestamp ("expected timestamp for series ..., got none"
+//!   otherwise), in seconds: the parser (`model/textparse/openmetricsparse.go`) keeps
+//!   `int64(ts * 1000)`, truncating, so each timestamp is written so that it truncates to its
+//!   own millisecond ([`push_timestamp`]);
+//! - the text ends with `# EOF` ("data does not end with # EOF");
+//! - it reads the whole text once per two-hour block and appends each sample to a TSDB head
+//!   whose appender refuses a sample older than its series' last one (out of order) and a
+//!   second value at the same millisecond (duplicate sample for timestamp): so each series'
+//!   samples are written in time order, one per millisecond (the state after the last line of
+//!   that millisecond). Families and series are not required to be sorted by name, but
+//!   OpenMetrics forbids interleaving families, so each family is written once, its series
+//!   together, each series' samples together.
+//!
+//! OpenMetrics has no staleness marker (Prometheus' own is a special NaN only its TSDB
+//! writes): a gauge of an engine that went down simply has no more samples, and Prometheus'
+//! lookback (5 minutes) ends it.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::catalog::{HistogramView, Metric};
+use crate::exposition::render::{self, SampleSink};
+
+/// One series: its text up to the value (`name{labels}`), and its samples (milliseconds since
+/// the epoch, value).
+struct Series {
+    key: String,
+    samples: Vec<(i64, f64)>,
+}
+
+/// One family: its `# HELP` and `# TYPE` lines, and its series in the order first seen.
+struct Family {
+    header: String,
+    series: Vec<usize>,
+}
+
+/// The series one engine of one log wrote last time, in the order it wrote them: the same
+/// engine almost always writes the same series in the same order, so a sample is matched to
+/// its series by comparing its text with the one at the same place, without a hash lookup.
+struct Emission {
+    log: Arc<str>,
+    engine: usize,
+    series: Vec<usize>,
+}
+
+/// Every series' samples so far. Fed through [`SampleSink`], between [`History::begin`] and
+/// [`History::end`].
+#[derive(Default)]
+pub struct History {
+    families: Vec<Family>,
+    family_of: HashMap<&'static str, usize>,
+    series: Vec<Series>,
+    series_of: HashMap<String, usize>,
+    emissions: Vec<Emission>,
+    /// The emission being written: its index in `emissions`, and how many samples it has
+    /// written so far.
+    current: usize,
+    position: usize,
+    /// The time of the samples being written, in milliseconds.
+    time: i64,
+    /// The family of the samples being written.
+    family: Option<Metric>,
+    /// The text of the sample being written, up to its value.
+    key: String,
+    /// Samples taken (before duplicates within a millisecond were folded).
+    pub samples_taken: u64,
+}
+
+impl History {
+    /// The series `engine` of `log` shows at `time` (seconds since the epoch) follow.
+    pub fn begin(&mut self, log: &Arc<str>, engine: usize, time: f64) {
+        self.time = (time * 1000.0).round() as i64;
+        self.position = 0;
+        self.current = match self
+            .emissions
+            .iter()
+            .position(|e| e.engine == engine && (Arc::ptr_eq(&e.log, log) || e.log == *log))
+        {
+            Some(at) => at,
+            None => {
+                self.emissions.push(Emission {
+                    log: Arc::clone(log),
+                    engine,
+                    series: Vec::new(),
+                });
+                self.emissions.len() - 1
+            }
+        };
+    }
+
+    /// The emission begun is complete: a series it no longer writes is dropped from its
+    /// order (a unit gone, a gauge of an engine that went down).
+    pub fn end(&mut self) {
+        let emission = &mut self.emissions[self.current];
+        emission.series.truncate(self.position);
+    }
+
+    /// The series whose text is `self.key`, made if new.
+    fn series_for_key(&mut self) -> usize {
+        let emission = &mut self.emissions[self.current];
+        if let Some(&id) = emission.series.get(self.position) {
+            if self.series[id].key == self.key {
+                return id;
+            }
+        }
+        let id = match self.series_of.get(&self.key) {
+            Some(&id) => id,
+            None => self.new_series(),
+        };
+        let emission = &mut self.emissions[self.current];
+        if self.position < emission.series.len() {
+            emission.series[self.position] = id;
+        } else {
+            emission.series.push(id);
+        }
+        id
+    }
+
+    fn new_series(&mut self) -> usize {
+        let id = self.series.len();
+        self.series.push(Series {
+            key: self.key.clone(),
+            samples: Vec::new(),
+        });
+        self.series_of.insert(self.key.clone(), id);
+        let metric = self.family.expect("a sample comes after its family");
+        let family = match self.family_of.get(metric.name) {
+            Some(&family) => family,
+            None => {
+                self.families.push(Family {
+                    header: render::family_header(&metric, render::Format::OpenMetrics),
+                    series: Vec::new(),
+                });
+                self.family_of.insert(metric.name, self.families.len() - 1);
+                self.families.len() - 1
+            }
+        };
+        self.families[family].series.push(id);
+        id
+    }
+
+    /// Takes `value` for the series whose text is `self.key`.
+    fn take(&mut self, value: f64) {
+        let id = self.series_for_key();
+        self.position += 1;
+        self.samples_taken += 1;
+        let time = self.time;
+        let samples = &mut self.series[id].samples;
+        match samples.last_mut() {
+            // Two lines in one millisecond: the state after the second is the one that stands.
+            Some(last) if last.0 == time => last.1 = value,
+            _ => samples.push((time, value)),
+        }
+    }
+
+    pub fn series_count(&self) -> usize {
+        self.series.len()
+    }
+
+    /// Samples as written: one per series and millisecond.
+    pub fn sample_count(&self) -> usize {
+        self.series.iter().map(|s| s.samples.len()).sum()
+    }
+
+    /// Writes the OpenMetrics text: each family once, its series, each series' samples in
+    /// time order, `# EOF`.
+    pub fn write(mut self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut text = String::with_capacity(1 << 20);
+        for family in &self.families {
+            text.push_str(&family.header);
+            for &id in &family.series {
+                let series = &mut self.series[id];
+                // A log whose clock went back (or lines written out of order) is put in order.
+                if !series.samples.is_sorted_by_key(|s| s.0) {
+                    series.samples.sort_by_key(|s| s.0);
+                    fold_duplicates(&mut series.samples);
+                }
+                for &(time, value) in &series.samples {
+                    text.push_str(&series.key);
+                    text.push(' ');
+                    render::push_value(&mut text, value);
+                    text.push(' ');
+                    push_timestamp(&mut text, time);
+                    text.push('\n');
+                    if text.len() >= 1 << 20 {
+                        out.write_all(text.as_bytes())?;
+                        text.clear();
+                    }
+                }
+            }
+        }
+        text.push_str("# EOF\n");
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    }
+}
+
+/// Keeps the last of the samples that share a millisecond (sorted, stable).
+fn fold_duplicates(samples: &mut Vec<(i64, f64)>) {
+    let mut kept: Vec<(i64, f64)> = Vec::with_capacity(samples.len());
+    for &sample in samples.iter() {
+        match kept.last_mut() {
+            Some(last) if last.0 == sample.0 => *last = sample,
+            _ => kept.push(sample),
+        }
+    }
+    *samples = kept;
+}
+
+/// A timestamp in seconds that Prometheus' OpenMetrics parser reads back as `millis`: it
+/// keeps `int64(seconds * 1000)`, so `1768903200.123` could come back as ...122 (the nearest
+/// double to it is a hair below). Such a time gets one more digit, half a millisecond, which
+/// truncates to the right one.
+fn push_timestamp(out: &mut String, millis: i64) {
+    let (seconds, fraction) = (millis.div_euclid(1000), millis.rem_euclid(1000));
+    if fraction == 0 {
+        let _ = write!(out, "{seconds}");
+        return;
+    }
+    let start = out.len();
+    let _ = write!(out, "{seconds}.{fraction:03}");
+    let read_back = out[start..].parse::<f64>().map(|s| (s * 1000.0) as i64);
+    if read_back != Ok(millis) {
+        out.push('5');
+    }
+}
+
+impl SampleSink for History {
+    fn family(&mut self, metric: &Metric) {
+        self.family = Some(*metric);
+    }
+
+    fn sample(
+        &mut self,
+        name: &str,
+        suffix: &str,
+        first: Option<(&str, &str)>,
+        common: &str,
+        value: f64,
+    ) {
+        self.key.clear();
+        render::push_series(&mut self.key, name, suffix, first, common);
+        self.take(value);
+    }
+
+    fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>) {
+        self.sample(name, "_sum", None, common, histogram.sum);
+        self.sample(name, "_count", None, common, histogram.count as f64);
+        let mut cumulative = 0;
+        let mut le = String::new();
+        let bounds = histogram.bounds.iter().copied().chain([f64::INFINITY]);
+        let counts = histogram.counts.iter().copied().chain(std::iter::repeat(0));
+        for (bound, count) in bounds.zip(counts) {
+            cumulative += count;
+            le.clear();
+            render::push_le(&mut le, bound, histogram.le);
+            self.sample(
+                name,
+                "_bucket",
+                Some(("le", &le)),
+                common,
+                cumulative as f64,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_timestamp_reads_back_as_its_own_millisecond() {
+        // What Prometheus' parser does: the nearest double, times 1000, truncated.
+        for millis in (1_768_903_200_000..1_768_903_210_000).step_by(7) {
+            let mut text = String::new();
+            push_timestamp(&mut text, millis);
+            let seconds: f64 = text.parse().unwrap();
+            assert_eq!((seconds * 1000.0) as i64, millis, "{text}");
+        }
+        let mut text = String::new();
+        push_timestamp(&mut text, 1_768_903_200_000);
+        assert_eq!(text, "1768903200");
+    }
+
+    #[test]
+    fn a_series_keeps_one_sample_per_millisecond_in_time_order() {
+        let mut samples = vec![(3, 1.0), (1, 2.0), (3, 4.0), (2, 5.0), (1, 6.0)];
+        samples.sort_by_key(|s| s.0);
+        fold_duplicates(&mut samples);
+        assert_eq!(samples, vec![(1, 6.0), (2, 5.0), (3, 4.0)]);
+    }
+}

@@ -1,0 +1,179 @@
+//! `llmtail replay`: whole logs in, Prometheus history out. The logs go through the agent's
+//! own pipeline (reader, envelope, grammar, state), read from their first byte as
+//! `--one-shot` reads them; after each record an engine takes, the series that engine shows
+//! (exactly what a scrape at that moment would show of it) are taken into a [`History`] at
+//! the record's time. Once every log is read, the history is written as OpenMetrics text for
+//! `promtool tsdb create-blocks-from openmetrics`.
+//!
+//! Only the engine a record changed is rendered, into per-series buffers: rendering the whole
+//! state as text after every stats line would cost a scrape per line.
+
+pub mod args;
+pub mod history;
+pub mod progress;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Context;
+
+use crate::config::Settings;
+use crate::exposition::render;
+use crate::pipeline::{new_state, Clock, Pipeline, RecordObserver};
+use crate::source::{Reader, SourceOptions};
+use crate::state::{LogState, StateSettings};
+use args::Window;
+pub use history::History;
+
+/// What a replay took in and wrote, for the summary on stderr.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    pub lines: u64,
+    pub bytes: u64,
+    /// Records placed at their time and written.
+    pub records: u64,
+    /// Records without any time: they changed the state, but could not be placed.
+    pub unplaced: u64,
+    /// Records outside `--since`/`--until`: they changed the state, nothing was written.
+    pub outside_window: u64,
+    pub samples: usize,
+    pub series: usize,
+    /// The first and last time written (seconds since the epoch).
+    pub span: Option<(f64, f64)>,
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let span = match self.span {
+            Some((first, last)) => format!("{} to {}", utc(first), utc(last)),
+            None => "nothing".to_string(),
+        };
+        let per_second = |n: f64| n / self.seconds.max(1e-9);
+        write!(
+            f,
+            "llmtail replay: {} lines ({:.1} MB) in {:.2} s ({:.0} MB/s, {:.0} lines/s); {} records written, {} samples in {} series, {}",
+            self.lines,
+            self.bytes as f64 / 1e6,
+            self.seconds,
+            per_second(self.bytes as f64) / 1e6,
+            per_second(self.lines as f64),
+            self.records,
+            self.samples,
+            self.series,
+            span,
+        )?;
+        if self.unplaced > 0 {
+            write!(
+                f,
+                "; {} records left out: their lines carry no time",
+                self.unplaced
+            )?;
+        }
+        if self.outside_window > 0 {
+            write!(
+                f,
+                "; {} records outside --since/--until (counted, not written)",
+                self.outside_window
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Seconds since the epoch as an RFC 3339 UTC time.
+fn utc(seconds: f64) -> String {
+    jiff::Timestamp::from_millisecond((seconds * 1000.0).round() as i64)
+        .map_or_else(|_| format!("{seconds}"), |t| t.to_string())
+}
+
+/// The replay's side of the pipeline: takes the series of each engine a record changed.
+struct Recorder {
+    history: History,
+    window: Window,
+    summary: Summary,
+}
+
+impl RecordObserver for Arc<Mutex<Recorder>> {
+    fn applied(
+        &mut self,
+        log: &mut LogState,
+        engine: usize,
+        line_time: Option<f64>,
+        settings: &StateSettings,
+    ) {
+        let mut recorder = self.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(time) = line_time else {
+            recorder.summary.unplaced += 1;
+            return;
+        };
+        // As a scrape at the line's time would: an engine judged down shows no gauges.
+        if let Some(state) = log.engines.get_mut(engine) {
+            state.judge(time, settings);
+        }
+        if !recorder.window.contains(time) {
+            recorder.summary.outside_window += 1;
+            return;
+        }
+        let recorder = &mut *recorder;
+        recorder.summary.records += 1;
+        recorder.summary.span = Some(match recorder.summary.span {
+            Some((first, last)) => (first.min(time), last.max(time)),
+            None => (time, time),
+        });
+        recorder.history.begin(&log.label, engine, time);
+        render::engine_samples(&mut recorder.history, settings, log, engine);
+        recorder.history.end();
+    }
+}
+
+/// Replays the logs `settings` name into `out`; `progress` draws a bar on stderr.
+pub fn replay(
+    settings: &Settings,
+    window: Window,
+    clock: Clock,
+    out: &mut dyn Write,
+    progress: bool,
+) -> anyhow::Result<Summary> {
+    let started = Instant::now();
+    for log in &settings.logs {
+        crate::run::check_readable(&log.spec, &log.given)?;
+    }
+    let recorder = Arc::new(Mutex::new(Recorder {
+        history: History::default(),
+        window,
+        summary: Summary::default(),
+    }));
+    let state = new_state(settings);
+    let mut pipeline = Pipeline::new(settings, Arc::clone(&state), clock)
+        .with_observer(Box::new(Arc::clone(&recorder)));
+    let options = SourceOptions {
+        max_line_bytes: settings.max_line_bytes,
+        ..SourceOptions::default()
+    };
+    let specs: Vec<_> = settings.logs.iter().map(|l| l.spec.clone()).collect();
+    let reader = Reader::new(specs.clone(), options).context("cannot read the logs")?;
+    let mut bar = progress::Progress::new(&specs, Arc::clone(&state), &mut pipeline, progress);
+    reader.read_to_end(&mut bar);
+    bar.finish();
+    drop(pipeline);
+    let recorder = Arc::into_inner(recorder)
+        .context("the replay's recorder is still in use")?
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let mut summary = recorder.summary;
+    {
+        let state = state.lock().unwrap_or_else(|e| e.into_inner());
+        summary.lines = state.iter_logs().map(|l| l.io.lines_read).sum();
+        summary.bytes = state.iter_logs().map(|l| l.io.offset).sum();
+    }
+    summary.samples = recorder.history.sample_count();
+    summary.series = recorder.history.series_count();
+    recorder
+        .history
+        .write(out)
+        .context("cannot write the OpenMetrics text")?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
