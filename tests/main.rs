@@ -1,6 +1,7 @@
 //! The one integration-test binary. Each module is one capability, driven the way a user
 //! drives it; `support` has the shared helpers (temp logs, scraping, diffs).
 
+mod backfill;
 mod cardinality;
 mod dashboards;
 mod end_to_end;

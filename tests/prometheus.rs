@@ -38,28 +38,39 @@ impl Prometheus {
     /// Scrapes every second with one job named llmtail, whose settings (indented for a key of
     /// the job: `static_configs`, `scheme`, `tls_config`, ...) are `job`.
     pub(crate) fn with_job(binary: &Path, job: &str) -> Prometheus {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
+        );
+        Prometheus::start(binary, &config, None)
+    }
+
+    /// Scrapes nothing and serves the TSDB in `data` (blocks `promtool tsdb
+    /// create-blocks-from` wrote), keeping blocks of any age (they are deleted past the
+    /// retention, 15 days by default, otherwise).
+    pub(crate) fn on_blocks(binary: &Path, data: &Path) -> Prometheus {
+        Prometheus::start(binary, "global:\n  scrape_interval: 1m\n", Some(data))
+    }
+
+    fn start(binary: &Path, config_text: &str, data: Option<&Path>) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
-            ),
-        )
-        .unwrap();
+        std::fs::write(&config, config_text).unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let child = Command::new(binary)
+        let storage = data.map_or_else(|| dir.path().join("data"), Path::to_path_buf);
+        let mut command = Command::new(binary);
+        command
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address={addr}"))
+            .arg(format!("--storage.tsdb.path={}", storage.display()))
+            .arg(format!("--web.listen-address={addr}"));
+        if data.is_some() {
+            command.arg("--storage.tsdb.retention.time=100y");
+        }
+        let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -86,6 +97,38 @@ impl Prometheus {
         let value = body.split("\"value\":[").nth(1)?;
         let value = value.split(',').nth(1)?.trim_start_matches('"');
         value.split('"').next()?.parse().ok()
+    }
+
+    /// The samples a range query (`start` to `end`, seconds, every `step` seconds) returns
+    /// for its one series: `(time, value)`; empty when it returns none, `None` when Prometheus
+    /// does not answer (yet) or refuses the query.
+    pub(crate) fn query_range(
+        &self,
+        promql: &str,
+        start: f64,
+        end: f64,
+        step: f64,
+    ) -> Option<Vec<(f64, f64)>> {
+        let body = self.api(&format!(
+            "/api/v1/query_range?query={}&start={start}&end={end}&step={step}",
+            encode(promql)
+        ))?;
+        let answer: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let result = answer.get("data")?.get("result")?.as_array()?;
+        let Some(series) = result.first() else {
+            return Some(Vec::new());
+        };
+        assert_eq!(result.len(), 1, "{promql}: one series expected, got {body}");
+        series
+            .get("values")?
+            .as_array()?
+            .iter()
+            .map(|pair| {
+                let time = pair.get(0)?.as_f64()?;
+                let value = pair.get(1)?.as_str()?.parse().ok()?;
+                Some((time, value))
+            })
+            .collect()
     }
 
     /// Waits until an instant query returns no series: a series that left the exposition is

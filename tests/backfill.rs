@@ -1,0 +1,331 @@
+//! `llmtail replay`: a log's history, written as OpenMetrics text, imported by `promtool tsdb
+//! create-blocks-from openmetrics`, and served by a real Prometheus, says at each stats line's
+//! time what that line said.
+//!
+//! After a deliberate change, `LLMTAIL_BLESS=1 cargo test --test integration backfill`
+//! rewrites the golden; review the diff before committing it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use clap::Parser;
+use llmtail::cli::{Cli, Command as Subcommand};
+use llmtail::pipeline::Clock;
+
+use crate::prometheus::{tool, Prometheus};
+use crate::support::agent::eventually;
+
+/// A vLLM 0.10.1 log over 3 h 45 min: throughputs that hold 10 minutes at a time, an idle line
+/// and 45 minutes of silence, a shutdown and a restart (`fixtures/backfill/make-incident.py`).
+const INCIDENT: &str = "fixtures/backfill/vllm-0.10.1-incident.log";
+
+/// What one stats line of the incident said, and when.
+#[derive(Debug, Clone, Copy)]
+struct StatsLine {
+    time: f64,
+    generation_throughput: f64,
+    running: f64,
+    waiting: f64,
+    kv_cache_percent: f64,
+}
+
+/// The number after `label` in `line`.
+fn field(line: &str, label: &str) -> f64 {
+    let rest = &line[line.find(label).expect(label) + label.len()..];
+    let end = rest.find([' ', '%', ',']).unwrap_or(rest.len());
+    rest[..end].parse().expect(label)
+}
+
+/// The incident's stats lines, `MM-DD HH:MM:SS` read in UTC in `year`.
+fn stats_lines(year: i16) -> Vec<StatsLine> {
+    std::fs::read_to_string(INCIDENT)
+        .unwrap()
+        .lines()
+        .filter(|line| line.contains("Avg prompt throughput"))
+        .map(|line| {
+            let head = &line[line.find("INFO ").unwrap() + 5..][..14];
+            let civil: jiff::civil::DateTime =
+                format!("{year}-{}-{}T{}", &head[..2], &head[3..5], &head[6..])
+                    .parse()
+                    .unwrap();
+            let time = jiff::tz::TimeZone::UTC.to_timestamp(civil).unwrap();
+            StatsLine {
+                time: time.as_second() as f64,
+                generation_throughput: field(line, "Avg generation throughput: "),
+                running: field(line, "Running: "),
+                waiting: field(line, "Waiting: "),
+                kv_cache_percent: field(line, "GPU KV cache usage: "),
+            }
+        })
+        .collect()
+}
+
+/// The year a yearless `03-14` of the incident is read in: the one that puts it closest
+/// before now (this year's, unless it is still to come).
+fn incident_year() -> i16 {
+    let utc = jiff::tz::TimeZone::UTC;
+    let now = jiff::Timestamp::now();
+    let year = utc.to_datetime(now).year();
+    let this_year = utc
+        .to_timestamp(jiff::civil::date(year, 3, 14).at(12, 45, 0, 0))
+        .unwrap();
+    if this_year <= now {
+        year
+    } else {
+        year - 1
+    }
+}
+
+fn llmtail(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args(args)
+        .output()
+        .expect("run llmtail")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Waits for Prometheus to answer a range query with samples, and returns them by time.
+fn range(
+    prometheus: &Prometheus,
+    promql: &str,
+    lines: &[StatsLine],
+) -> std::collections::HashMap<i64, f64> {
+    let (start, end) = (lines[0].time, lines[lines.len() - 1].time);
+    let mut samples = None;
+    let answered = eventually(|| {
+        samples = prometheus
+            .query_range(promql, start, end, 10.0)
+            .filter(|s| !s.is_empty());
+        samples.is_some()
+    });
+    assert!(answered, "Prometheus returned nothing for {promql}");
+    samples
+        .unwrap()
+        .into_iter()
+        .map(|(t, v)| (t as i64, v))
+        .collect()
+}
+
+#[test]
+fn an_incidents_history_in_prometheus_says_at_each_lines_time_what_the_line_said() {
+    let (Some(promtool), Some(prometheus)) = (tool("promtool"), tool("prometheus")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.om");
+    let data = dir.path().join("data");
+    let history_arg = history.to_str().unwrap();
+    let replayed = llmtail(&[
+        "replay",
+        "--log",
+        INCIDENT,
+        "--log-timezone",
+        "UTC",
+        "--out",
+        history_arg,
+    ]);
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert!(
+        stderr(&replayed).contains("1065 records written"),
+        "{}",
+        stderr(&replayed)
+    );
+    let imported = Command::new(&promtool)
+        .args(["tsdb", "create-blocks-from", "openmetrics", history_arg])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "promtool: {}", stderr(&imported));
+
+    let server = Prometheus::on_blocks(&prometheus, &data);
+    let lines = stats_lines(incident_year());
+    assert_eq!(lines.len(), 1060);
+    let running = range(&server, "vllm:num_requests_running", &lines);
+    let waiting = range(&server, "vllm:num_requests_waiting", &lines);
+    let kv_cache = range(&server, "vllm:gpu_cache_usage_perc", &lines);
+    let throughput = range(&server, "vllm:avg_generation_throughput_toks_per_s", &lines);
+    for line in &lines {
+        let at = line.time as i64;
+        assert_eq!(running.get(&at), Some(&line.running), "running at {line:?}");
+        assert_eq!(waiting.get(&at), Some(&line.waiting), "waiting at {line:?}");
+        let kv = kv_cache.get(&at).expect("kv cache usage");
+        assert!(
+            (kv - line.kv_cache_percent / 100.0).abs() < 1e-12,
+            "{kv} at {line:?}"
+        );
+        let generation = throughput.get(&at);
+        assert_eq!(generation, Some(&line.generation_throughput), "{line:?}");
+    }
+
+    // The idle line at 10:30:10, then silence until 11:15:00: once Prometheus' lookback
+    // (5 minutes) is past, no gauge (the log says nothing of those minutes).
+    let idle = lines.iter().find(|l| l.running == 0.0).unwrap().time;
+    let silent = (idle as i64 + 301..idle as i64 + 2600).step_by(10);
+    assert!(silent.clone().all(|t| !running.contains_key(&t)));
+
+    // rate() over one minute is the throughput wherever the minute's lines printed one.
+    let rates = range(&server, "rate(vllm:generation_tokens_total[1m])", &lines);
+    let mut checked = 0;
+    for window in lines.windows(7) {
+        let steady = window.windows(2).all(|w| w[1].time - w[0].time == 10.0)
+            && window[1..]
+                .iter()
+                .all(|l| l.generation_throughput == window[6].generation_throughput);
+        if !steady {
+            continue;
+        }
+        let rate = rates.get(&(window[6].time as i64)).expect("a rate");
+        let expected = window[6].generation_throughput;
+        assert!(
+            (rate - expected).abs() < 1e-9 * expected.max(1.0),
+            "rate {rate} at {:?}",
+            window[6]
+        );
+        checked += 1;
+    }
+    assert!(checked > 900, "only {checked} steady minutes");
+}
+
+/// The OpenMetrics text of a replay with a fixed clock (so the yearless times read the same
+/// every year), through the library as `llmtail replay` calls it.
+fn replay_text(args: &[&str]) -> String {
+    let argv = ["llmtail", "replay"].iter().chain(args);
+    let Some(Subcommand::Replay(replay)) = Cli::try_parse_from(argv).expect("flags").command else {
+        panic!("not a replay");
+    };
+    let settings = replay.settings().expect("settings");
+    let window = replay.window().expect("window");
+    let mut out = Vec::new();
+    // 2026-12-31T12:00:00Z, as the one-shot goldens.
+    llmtail::backfill::replay(
+        &settings,
+        window,
+        Clock::fixed(1_798_718_400.0),
+        &mut out,
+        false,
+    )
+    .expect("replay");
+    String::from_utf8(out).unwrap()
+}
+
+/// A DP=2 vLLM whose engine 1 stops printing: its gauges stop at its last line (judged down
+/// at engine 0's next lines), its counters go on being written.
+#[test]
+fn a_small_replay_yields_its_golden_open_metrics() {
+    let log = "fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log";
+    let got = replay_text(&["--log", log, "--log-timezone", "UTC"]);
+    let golden = Path::new("fixtures/backfill/vllm-0.14.1-dp2-one-engine-overdue.om");
+    if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(golden, &got).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(golden).expect("golden (LLMTAIL_BLESS=1 writes it)");
+    if got != expected {
+        let first = got
+            .lines()
+            .zip(expected.lines())
+            .position(|(g, e)| g != e)
+            .unwrap_or(0);
+        panic!(
+            "{} differs from its golden at line {}:\n  got:      {:?}\n  expected: {:?}",
+            golden.display(),
+            first + 1,
+            got.lines().nth(first),
+            expected.lines().nth(first)
+        );
+    }
+}
+
+#[test]
+fn since_and_until_bound_the_samples_and_counters_count_from_the_first_line_read() {
+    let whole = replay_text(&["--log", INCIDENT, "--log-timezone", "UTC"]);
+    let part = replay_text(&[
+        "--log",
+        INCIDENT,
+        "--log-timezone",
+        "UTC",
+        "--since",
+        "2026-03-14T11:00:00Z",
+        "--until",
+        "2026-03-14T12:00:00Z",
+    ]);
+    let (since, until) = (1_773_486_000.0, 1_773_489_600.0);
+    let samples = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    let time = |sample: &str| -> f64 { sample.rsplit(' ').next().unwrap().parse().unwrap() };
+    // The same samples; families may come in another order (each is written where it is
+    // first seen).
+    let mut within: Vec<String> = samples(&whole)
+        .into_iter()
+        .filter(|s| (since..until).contains(&time(s)))
+        .collect();
+    let mut got = samples(&part);
+    within.sort();
+    got.sort();
+    assert_eq!(got.len(), within.len());
+    assert!(!got.is_empty());
+    if let Some((g, w)) = got.iter().zip(&within).find(|(g, w)| g != w) {
+        panic!("with --since/--until: {g}\nwithout: {w}");
+    }
+    assert!(part.ends_with("# EOF\n"));
+}
+
+#[test]
+fn a_bad_since_or_an_unreadable_log_is_refused_with_the_fix() {
+    let bad_since = llmtail(&["replay", "--log", INCIDENT, "--since", "last tuesday"]);
+    assert_eq!(bad_since.status.code(), Some(2));
+    let message = stderr(&bad_since);
+    assert!(
+        message.contains("--since \"last tuesday\" is not a time")
+            && message.contains("fix: an RFC 3339 time"),
+        "{message}"
+    );
+
+    let backwards = llmtail(&[
+        "replay",
+        "--log",
+        INCIDENT,
+        "--since",
+        "2026-03-15",
+        "--until",
+        "2026-03-14",
+    ]);
+    assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
+
+    let missing = llmtail(&["replay", "--log", "/nonexistent/vllm.log"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let message = stderr(&missing);
+    assert!(
+        message.contains("cannot read --log /nonexistent/vllm.log") && message.contains("fix:"),
+        "{message}"
+    );
+
+    let no_log = llmtail(&["replay"]);
+    assert_eq!(no_log.status.code(), Some(2), "{}", stderr(&no_log));
+}
+
+#[test]
+fn replay_help_gives_the_two_commands_and_where_the_blocks_go() {
+    let help = llmtail(&["replay", "--help"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("llmtail replay --log /var/log/vllm.log --out history.om"),
+        "{text}"
+    );
+    assert!(
+        text.contains("promtool tsdb create-blocks-from openmetrics history.om"),
+        "{text}"
+    );
+    assert!(text.contains("--storage.tsdb.path"), "{text}");
+    // The agent's flat invocation is untouched.
+    let agent = llmtail(&["--log", INCIDENT, "--one-shot", "--log-timezone", "UTC"]);
+    assert!(agent.status.success(), "{}", stderr(&agent));
+    assert!(String::from_utf8_lossy(&agent.stdout).contains("vllm:num_requests_running{"));
+}
