@@ -206,11 +206,11 @@ mod tests {
     fn since_and_until_read_rfc_3339_times_civil_times_and_dates() {
         let tokyo = TimeZone::get("Asia/Tokyo").unwrap();
         let at = |text| instant(text, &tokyo);
-        assert_eq!(at("2026-11-20T09:30:00Z"), Some(1_795_685_400.0));
-        assert_eq!(at("2026-11-20T18:30:00+09:00"), Some(1_795_685_400.0));
-        assert_eq!(at("2026-11-20T18:30:00"), Some(1_795_685_400.0));
-        assert_eq!(at("2026-11-20"), Some(1_795_685_400.0 - 18.5 * 3600.0));
-        assert_eq!(at("2026-11-20T09:30:00.250Z"), Some(1_795_685_400.25));
+        assert_eq!(at("2026-11-20T09:30:00Z"), Some(1_795_167_000.0));
+        assert_eq!(at("2026-11-20T18:30:00+09:00"), Some(1_795_167_000.0));
+        assert_eq!(at("2026-11-20T18:30:00"), Some(1_795_167_000.0));
+        assert_eq!(at("2026-11-20"), Some(1_795_167_000.0 - 18.5 * 3600.0));
+        assert_eq!(at("2026-11-20T09:30:00.250Z"), Some(1_795_167_000.25));
         assert_eq!(at("yesterday"), None);
         assert_eq!(at("2026-13-01"), None);
     }

@@ -29,11 +29,34 @@ use std::sync::Arc;
 use crate::catalog::{HistogramView, Metric};
 use crate::exposition::render::{self, SampleSink};
 
-/// One series: its text up to the value (`name{labels}`), and its samples (milliseconds since
-/// the epoch, value).
+/// One series: its text up to the value (`name{labels}`), the parts it was made of (to know
+/// it again without writing the text), and its samples (milliseconds since the epoch, value).
 struct Series {
     key: String,
+    parts: SeriesParts,
     samples: Vec<(i64, f64)>,
+}
+
+/// What [`SampleSink::sample`] is given for a series.
+struct SeriesParts {
+    /// Name and suffix.
+    name: String,
+    first: Option<(String, String)>,
+    common: String,
+}
+
+impl SeriesParts {
+    fn matches(&self, name: &str, suffix: &str, first: Option<(&str, &str)>, common: &str) -> bool {
+        self.common == common
+            && self.name.len() == name.len() + suffix.len()
+            && self.name.starts_with(name)
+            && self.name.ends_with(suffix)
+            && match (&self.first, first) {
+                (None, None) => true,
+                (Some((label, value)), Some((l, v))) => label == l && value == v,
+                _ => false,
+            }
+    }
 }
 
 /// One family: its `# HELP` and `# TYPE` lines, and its series in the order first seen.
@@ -68,7 +91,7 @@ pub struct History {
     time: i64,
     /// The family of the samples being written.
     family: Option<Metric>,
-    /// The text of the sample being written, up to its value.
+    /// The text of a new sample's series, up to its value.
     key: String,
     /// Samples taken (before duplicates within a millisecond were folded).
     pub samples_taken: u64,
@@ -103,17 +126,30 @@ impl History {
         emission.series.truncate(self.position);
     }
 
-    /// The series whose text is `self.key`, made if new.
-    fn series_for_key(&mut self) -> usize {
-        let emission = &mut self.emissions[self.current];
+    /// The series of a sample, made if new: the one at the same place in this engine's last
+    /// emission if it is the same, else found by its text.
+    fn series_for(
+        &mut self,
+        name: &str,
+        suffix: &str,
+        first: Option<(&str, &str)>,
+        common: &str,
+    ) -> usize {
+        let emission = &self.emissions[self.current];
         if let Some(&id) = emission.series.get(self.position) {
-            if self.series[id].key == self.key {
+            if self.series[id].parts.matches(name, suffix, first, common) {
                 return id;
             }
         }
+        self.key.clear();
+        render::push_series(&mut self.key, name, suffix, first, common);
         let id = match self.series_of.get(&self.key) {
             Some(&id) => id,
-            None => self.new_series(),
+            None => self.new_series(SeriesParts {
+                name: format!("{name}{suffix}"),
+                first: first.map(|(l, v)| (l.to_string(), v.to_string())),
+                common: common.to_string(),
+            }),
         };
         let emission = &mut self.emissions[self.current];
         if self.position < emission.series.len() {
@@ -124,10 +160,11 @@ impl History {
         id
     }
 
-    fn new_series(&mut self) -> usize {
+    fn new_series(&mut self, parts: SeriesParts) -> usize {
         let id = self.series.len();
         self.series.push(Series {
             key: self.key.clone(),
+            parts,
             samples: Vec::new(),
         });
         self.series_of.insert(self.key.clone(), id);
@@ -147,9 +184,8 @@ impl History {
         id
     }
 
-    /// Takes `value` for the series whose text is `self.key`.
-    fn take(&mut self, value: f64) {
-        let id = self.series_for_key();
+    /// Takes `value` for the series `id`.
+    fn take(&mut self, id: usize, value: f64) {
         self.position += 1;
         self.samples_taken += 1;
         let time = self.time;
@@ -174,6 +210,7 @@ impl History {
     /// time order, `# EOF`.
     pub fn write(mut self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut text = String::with_capacity(1 << 20);
+        let mut digits = itoa::Buffer::new();
         for family in &self.families {
             text.push_str(&family.header);
             for &id in &family.series {
@@ -186,9 +223,9 @@ impl History {
                 for &(time, value) in &series.samples {
                     text.push_str(&series.key);
                     text.push(' ');
-                    render::push_value(&mut text, value);
+                    push_value(&mut text, value, &mut digits);
                     text.push(' ');
-                    push_timestamp(&mut text, time);
+                    push_timestamp(&mut text, time, &mut digits);
                     text.push('\n');
                     if text.len() >= 1 << 20 {
                         out.write_all(text.as_bytes())?;
@@ -215,18 +252,30 @@ fn fold_duplicates(samples: &mut Vec<(i64, f64)>) {
     *samples = kept;
 }
 
+/// A value as the exposition spells it ([`render::push_value`]), whole numbers (most values:
+/// requests, tokens, times) without the float formatter: a replay writes millions.
+fn push_value(out: &mut String, value: f64, digits: &mut itoa::Buffer) {
+    // Below 2^53 every whole number is exact; -0.0 keeps its sign through the formatter.
+    if value.fract() == 0.0 && value.abs() < 9.0e15 && value.is_sign_positive() {
+        out.push_str(digits.format(value as i64));
+        out.push_str(".0");
+    } else {
+        render::push_value(out, value);
+    }
+}
+
 /// A timestamp in seconds that Prometheus' OpenMetrics parser reads back as `millis`: it
 /// keeps `int64(seconds * 1000)`, so `1768903200.123` could come back as ...122 (the nearest
 /// double to it is a hair below). Such a time gets one more digit, half a millisecond, which
 /// truncates to the right one.
-fn push_timestamp(out: &mut String, millis: i64) {
+fn push_timestamp(out: &mut String, millis: i64, digits: &mut itoa::Buffer) {
     let (seconds, fraction) = (millis.div_euclid(1000), millis.rem_euclid(1000));
+    let start = out.len();
+    out.push_str(digits.format(seconds));
     if fraction == 0 {
-        let _ = write!(out, "{seconds}");
         return;
     }
-    let start = out.len();
-    let _ = write!(out, "{seconds}.{fraction:03}");
+    let _ = write!(out, ".{fraction:03}");
     let read_back = out[start..].parse::<f64>().map(|s| (s * 1000.0) as i64);
     if read_back != Ok(millis) {
         out.push('5');
@@ -246,9 +295,8 @@ impl SampleSink for History {
         common: &str,
         value: f64,
     ) {
-        self.key.clear();
-        render::push_series(&mut self.key, name, suffix, first, common);
-        self.take(value);
+        let id = self.series_for(name, suffix, first, common);
+        self.take(id, value);
     }
 
     fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>) {
@@ -282,13 +330,33 @@ mod tests {
         // What Prometheus' parser does: the nearest double, times 1000, truncated.
         for millis in (1_768_903_200_000..1_768_903_210_000).step_by(7) {
             let mut text = String::new();
-            push_timestamp(&mut text, millis);
+            push_timestamp(&mut text, millis, &mut itoa::Buffer::new());
             let seconds: f64 = text.parse().unwrap();
             assert_eq!((seconds * 1000.0) as i64, millis, "{text}");
         }
         let mut text = String::new();
-        push_timestamp(&mut text, 1_768_903_200_000);
+        push_timestamp(&mut text, 1_768_903_200_000, &mut itoa::Buffer::new());
         assert_eq!(text, "1768903200");
+    }
+
+    #[test]
+    fn values_are_spelled_as_the_exposition_spells_them() {
+        for value in [
+            0.0,
+            14.0,
+            2_960_000.0,
+            0.631,
+            -3.0,
+            -0.0,
+            1e16,
+            1.5e-7,
+            f64::NAN,
+        ] {
+            let (mut fast, mut exposition) = (String::new(), String::new());
+            push_value(&mut fast, value, &mut itoa::Buffer::new());
+            render::push_value(&mut exposition, value);
+            assert_eq!(fast, exposition);
+        }
     }
 
     #[test]

@@ -9,7 +9,6 @@
 //! labels common to a log's or an engine's series are escaped once per scrape, and every
 //! sample is one append to one `String`.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
@@ -181,9 +180,6 @@ pub fn push_value(out: &mut String, value: f64) {
         let _ = write!(out, "{value:?}");
     }
 }
-
-/// One sample of a row: its unit's labels, the row's own label if any, the value.
-type Sample<'a> = (&'a String, Option<(&'static str, Cow<'a, str>)>, f64);
 
 /// The text being written, and which format it is in.
 struct Exposition {
@@ -403,58 +399,61 @@ fn rows<T>(
     status: fn(&T) -> Status,
 ) {
     for row in table {
-        let shown: Vec<&(String, &T)> = units
-            .iter()
-            .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down())
-            .collect();
-        let suffix = if row.metric.kind == Kind::Counter {
-            "_total"
-        } else {
-            ""
+        let suffix = total_suffix(&row.metric);
+        let name = row.metric.name;
+        // The family's header goes before its first sample, if it has one. Nothing is
+        // collected first: a replay renders an engine after every stats line, and a
+        // collection per row was most of that cost.
+        let mut family = PendingFamily {
+            metric: &row.metric,
+            started: false,
         };
-        let samples: Vec<Sample<'_>> = match row.read {
-            Reading::One(read) => shown
-                .iter()
-                .filter_map(|(common, unit)| Some((common, None, read(unit)?)))
-                .collect(),
-            Reading::Labelled(name, read) => shown
-                .iter()
-                .flat_map(|(common, unit)| {
-                    read(unit)
-                        .into_iter()
-                        .map(move |(v, x)| (common, Some((name, Cow::Owned(v))), x))
-                })
-                .collect(),
-            Reading::LabelledStatic(name, read) => shown
-                .iter()
-                .flat_map(|(common, unit)| {
-                    read(unit)
-                        .into_iter()
-                        .map(move |(v, x)| (common, Some((name, Cow::Borrowed(v))), x))
-                })
-                .collect(),
-            Reading::Histogram(read) => {
-                let histograms: Vec<_> = shown
-                    .iter()
-                    .map(|(common, unit)| (common, read(unit)))
-                    .filter(|(_, h)| h.count > 0)
-                    .collect();
-                if !histograms.is_empty() {
-                    out.family(&row.metric);
-                    for (common, histogram) in histograms {
-                        out.histogram(row.metric.name, common, &histogram);
+        let shown = units
+            .iter()
+            .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down());
+        for (common, unit) in shown {
+            match row.read {
+                Reading::One(read) => {
+                    if let Some(value) = read(unit) {
+                        family.start(out);
+                        out.sample(name, suffix, None, common, value);
                     }
                 }
-                continue;
+                Reading::Labelled(label, read) => {
+                    for (label_value, value) in read(unit) {
+                        family.start(out);
+                        out.sample(name, suffix, Some((label, &label_value)), common, value);
+                    }
+                }
+                Reading::LabelledStatic(label, read) => {
+                    for (label_value, value) in read(unit) {
+                        family.start(out);
+                        out.sample(name, suffix, Some((label, label_value)), common, value);
+                    }
+                }
+                Reading::Histogram(read) => {
+                    let histogram = read(unit);
+                    if histogram.count > 0 {
+                        family.start(out);
+                        out.histogram(name, common, &histogram);
+                    }
+                }
             }
-        };
-        if samples.is_empty() {
-            continue;
         }
-        out.family(&row.metric);
-        for (common, first, value) in samples {
-            let first = first.as_ref().map(|(n, v)| (*n, v.as_ref()));
-            out.sample(row.metric.name, suffix, first, common, value);
+    }
+}
+
+/// A family whose header is written once, before its first sample.
+struct PendingFamily<'a> {
+    metric: &'a Metric,
+    started: bool,
+}
+
+impl PendingFamily<'_> {
+    fn start(&mut self, out: &mut impl SampleSink) {
+        if !self.started {
+            out.family(self.metric);
+            self.started = true;
         }
     }
 }
