@@ -58,7 +58,8 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         }
     };
     let progress = std::io::stderr().is_terminal();
-    let result = match args.out.as_deref() {
+    // Before --out is created: an unreadable log leaves no empty history behind.
+    let result = llmtail::backfill::check_inputs(&settings).and_then(|()| match args.out.as_deref() {
         None | Some("-") => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
@@ -73,7 +74,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
                 let mut out = std::io::BufWriter::new(file);
                 llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
             }),
-    };
+    });
     match result {
         Ok(summary) => {
             eprintln!("{summary}");

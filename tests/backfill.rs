@@ -299,8 +299,20 @@ fn a_bad_since_or_an_unreadable_log_is_refused_with_the_fix() {
     ]);
     assert_eq!(backwards.status.code(), Some(2), "{}", stderr(&backwards));
 
-    let missing = llmtail(&["replay", "--log", "/nonexistent/vllm.log"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("history.om");
+    let missing = llmtail(&[
+        "replay",
+        "--log",
+        "/nonexistent/vllm.log",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        !out.exists(),
+        "an unreadable log left an empty history behind"
+    );
     let message = stderr(&missing);
     assert!(
         message.contains("cannot read --log /nonexistent/vllm.log") && message.contains("fix:"),

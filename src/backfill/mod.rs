@@ -128,6 +128,15 @@ impl RecordObserver for Arc<Mutex<Recorder>> {
     }
 }
 
+/// Whether every log can be read (a file that opens, a glob with a match), as `--one-shot`
+/// asks: a history of nothing would say nothing of why.
+pub fn check_inputs(settings: &Settings) -> anyhow::Result<()> {
+    for log in &settings.logs {
+        crate::run::check_readable(&log.spec, &log.given)?;
+    }
+    Ok(())
+}
+
 /// Replays the logs `settings` name into `out`; `progress` draws a bar on stderr.
 pub fn replay(
     settings: &Settings,
@@ -137,9 +146,7 @@ pub fn replay(
     progress: bool,
 ) -> anyhow::Result<Summary> {
     let started = Instant::now();
-    for log in &settings.logs {
-        crate::run::check_readable(&log.spec, &log.given)?;
-    }
+    check_inputs(settings)?;
     let recorder = Arc::new(Mutex::new(Recorder {
         history: History::default(),
         window,
