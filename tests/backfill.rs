@@ -341,3 +341,36 @@ fn replay_help_gives_the_two_commands_and_where_the_blocks_go() {
     assert!(agent.status.success(), "{}", stderr(&agent));
     assert!(String::from_utf8_lossy(&agent.stdout).contains("vllm:num_requests_running{"));
 }
+
+/// A stats line without any time (no record head, no envelope) cannot be placed: it is not
+/// given a time, and the summary says how many were left out. Standard input is read too.
+#[test]
+fn a_stats_line_without_a_time_is_left_out_and_counted() {
+    let head: Vec<&str> = include_str!("../fixtures/backfill/vllm-0.10.1-incident.log")
+        .lines()
+        .take(60)
+        .collect();
+    let mut log = head.join("\n");
+    log.push_str("\nEngine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 99 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args(["replay", "--log", "-", "--log-timezone", "UTC"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), log.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stderr(&output);
+    assert!(
+        summary.contains("1 records left out: their lines carry no time"),
+        "{summary}"
+    );
+    let history = String::from_utf8(output.stdout).unwrap();
+    assert!(history.contains("vllm:num_requests_running{") && history.ends_with("# EOF\n"));
+    assert!(
+        !history.contains("} 99.0 "),
+        "the line without a time was given one"
+    );
+}
