@@ -374,3 +374,45 @@ fn a_stats_line_without_a_time_is_left_out_and_counted() {
         "the line without a time was given one"
     );
 }
+
+/// Every engine's replay log (histograms, labelled families, escaped label values, several
+/// units) makes a history promtool imports.
+#[test]
+fn promtool_imports_the_history_of_every_replay_log() {
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    for log in crate::replay::replay_logs() {
+        let mut args = vec![
+            "--log".to_string(),
+            log.display().to_string(),
+            "--log-timezone".into(),
+            "UTC".into(),
+        ];
+        if let Ok(extra) = std::fs::read_to_string(log.with_extension("args")) {
+            args.extend(
+                extra
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(String::from),
+            );
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("history.om");
+        std::fs::write(&history, replay_text(&args)).unwrap();
+        let imported = Command::new(&promtool)
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&history)
+            .arg(dir.path().join("data"))
+            .output()
+            .unwrap();
+        assert!(
+            imported.status.success(),
+            "{}: promtool: {}",
+            log.display(),
+            stderr(&imported)
+        );
+    }
+}
