@@ -34,7 +34,61 @@ use crate::exposition::render::{self, SampleSink};
 struct Series {
     key: String,
     parts: SeriesParts,
-    samples: Vec<(i64, f64)>,
+    samples: Samples,
+}
+
+/// One series' samples, in chunks of [`Samples::CHUNK`]: a vector grown by doubling copied
+/// every sample again and again, and took a tenth of a replay.
+#[derive(Default)]
+struct Samples {
+    chunks: Vec<Vec<(i64, f64)>>,
+}
+
+impl Samples {
+    const CHUNK: usize = 4096;
+
+    /// Adds a sample; a second one in the same millisecond replaces the first (the state
+    /// after the last line of that millisecond is the one that stands).
+    fn push(&mut self, time: i64, value: f64) {
+        if let Some(last) = self.chunks.last_mut().and_then(|c| c.last_mut()) {
+            if last.0 == time {
+                last.1 = value;
+                return;
+            }
+        }
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < Self::CHUNK => chunk.push((time, value)),
+            _ => {
+                let mut chunk = Vec::with_capacity(Self::CHUNK);
+                chunk.push((time, value));
+                self.chunks.push(chunk);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (i64, f64)> + '_ {
+        self.chunks.iter().flatten().copied()
+    }
+
+    /// Puts the samples in time order, one per millisecond (a log whose clock went back, or
+    /// lines written out of order).
+    fn sort(&mut self) {
+        let mut previous = i64::MIN;
+        if self
+            .iter()
+            .all(|(time, _)| std::mem::replace(&mut previous, time) <= time)
+        {
+            return;
+        }
+        let mut all: Vec<(i64, f64)> = self.iter().collect();
+        all.sort_by_key(|s| s.0);
+        fold_duplicates(&mut all);
+        self.chunks = vec![all];
+    }
 }
 
 /// What [`SampleSink::sample`] is given for a series. The name and suffix come from the
@@ -191,7 +245,7 @@ impl History {
         self.series.push(Series {
             key: self.key.clone(),
             parts,
-            samples: Vec::new(),
+            samples: Samples::default(),
         });
         self.series_of.insert(self.key.clone(), id);
         let metric = self.family.expect("a sample comes after its family");
@@ -215,12 +269,7 @@ impl History {
         self.position += 1;
         self.samples_taken += 1;
         let time = self.time;
-        let samples = &mut self.series[id].samples;
-        match samples.last_mut() {
-            // Two lines in one millisecond: the state after the second is the one that stands.
-            Some(last) if last.0 == time => last.1 = value,
-            _ => samples.push((time, value)),
-        }
+        self.series[id].samples.push(time, value);
     }
 
     pub fn series_count(&self) -> usize {
@@ -242,11 +291,8 @@ impl History {
             for &id in &family.series {
                 let series = &mut self.series[id];
                 // A log whose clock went back (or lines written out of order) is put in order.
-                if !series.samples.is_sorted_by_key(|s| s.0) {
-                    series.samples.sort_by_key(|s| s.0);
-                    fold_duplicates(&mut series.samples);
-                }
-                for &(time, value) in &series.samples {
+                series.samples.sort();
+                for (time, value) in series.samples.iter() {
                     text.push_str(&series.key);
                     text.push(' ');
                     push_value(&mut text, value, &mut digits);
@@ -408,9 +454,21 @@ mod tests {
 
     #[test]
     fn a_series_keeps_one_sample_per_millisecond_in_time_order() {
-        let mut samples = vec![(3, 1.0), (1, 2.0), (3, 4.0), (2, 5.0), (1, 6.0)];
-        samples.sort_by_key(|s| s.0);
-        fold_duplicates(&mut samples);
-        assert_eq!(samples, vec![(1, 6.0), (2, 5.0), (3, 4.0)]);
+        let mut samples = Samples::default();
+        for (time, value) in [(3, 1.0), (3, 7.0), (1, 2.0), (3, 4.0), (2, 5.0), (1, 6.0)] {
+            samples.push(time, value);
+        }
+        samples.sort();
+        let sorted: Vec<_> = samples.iter().collect();
+        assert_eq!(sorted, vec![(1, 6.0), (2, 5.0), (3, 4.0)]);
+        // Across chunks, in order: kept as they are.
+        let mut many = Samples::default();
+        let count = i64::try_from(Samples::CHUNK * 2 + 5).unwrap();
+        for time in 0..count {
+            many.push(time, time as f64);
+        }
+        many.sort();
+        assert_eq!(many.len(), Samples::CHUNK * 2 + 5);
+        assert!(many.iter().enumerate().all(|(i, (t, _))| t == i as i64));
     }
 }
