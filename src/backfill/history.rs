@@ -328,9 +328,11 @@ fn fold_duplicates(samples: &mut Vec<(i64, f64)>) {
 /// `core::fmt` (a tenth of a replay's time): whole numbers (most values: requests, tokens,
 /// times) with itoa, the others with ryu (the same shortest digits).
 fn push_value(out: &mut String, value: f64, digits: &mut Digits) {
-    // Below 2^53 every whole number is exact; -0.0 keeps its sign through ryu.
-    if value.fract() == 0.0 && value.abs() < 9.0e15 && value.is_sign_positive() {
-        out.push_str(digits.integer.format(value as i64));
+    // Below 2^53 every whole number is exact; -0.0 keeps its sign through ryu. (A round trip
+    // through i64 rather than `fract()`, which calls libm's trunc for every value.)
+    let whole = value as i64;
+    if whole as f64 == value && value.abs() < 9.0e15 && value.is_sign_positive() {
+        out.push_str(digits.integer.format(whole));
         out.push_str(".0");
     } else if value.is_finite() {
         out.push_str(digits.float.format_finite(value));

@@ -100,7 +100,8 @@ fn push_escaped(out: &mut String, value: &str) {
 
 /// `name="value",...` for a label set, escaped, without braces.
 fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let mut out = String::new();
+    // Room for most label sets at once: grown from empty, a set was copied five times.
+    let mut out = String::with_capacity(128);
     for (name, value) in labels {
         if !out.is_empty() {
             out.push(',');
