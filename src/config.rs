@@ -18,8 +18,9 @@ use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
-/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`, ...).
-const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version"];
+/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
+/// `llmtail_remote_write_samples_sent_total{url}`, ...).
+const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
 
 /// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
 /// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
@@ -84,6 +85,10 @@ pub struct Settings {
     /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
     /// handle for every connection; `reload()` re-reads the file.
     pub web_config: Arc<WebConfigHandle>,
+    /// `--remote-write.url` and `[[remote_write]]`: where to push.
+    pub remote_write: Vec<crate::remote_write::settings::Target>,
+    /// `--remote-write.interval`.
+    pub remote_write_interval: std::time::Duration,
 }
 
 /// The settings in force while serving: replaced whole by a reload, read by the landing page.
@@ -124,6 +129,9 @@ struct ConfigFile {
     labels: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     log: Vec<LogEntry>,
+    #[serde(default)]
+    remote_write: Vec<crate::remote_write::settings::Entry>,
+    remote_write_interval: Option<String>,
 }
 
 /// `vllm_stats_interval = 10` or `"auto"`.
@@ -362,6 +370,7 @@ impl Settings {
             .clone()
             .or(config.web.config_file.clone());
         let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        let (remote_write, remote_write_interval) = remote_write(&cli, &config, &config_origin)?;
         Ok(Settings {
             logs,
             listen_address,
@@ -379,8 +388,35 @@ impl Settings {
             enable_lifecycle: cli.enable_lifecycle,
             flags,
             web_config: Arc::new(web_config),
+            remote_write,
+            remote_write_interval,
         })
     }
+}
+
+/// The remote-write receivers and interval: flags and `[[remote_write]]` entries.
+fn remote_write(
+    cli: &Cli,
+    config: &ConfigFile,
+    config_origin: &str,
+) -> Result<
+    (
+        Vec<crate::remote_write::settings::Target>,
+        std::time::Duration,
+    ),
+    ConfigError,
+> {
+    use crate::remote_write::settings;
+    let targets = settings::targets(&cli.remote_write_urls, &config.remote_write, config_origin)?;
+    let interval = match (&cli.remote_write_interval, &config.remote_write_interval) {
+        (Some(text), _) => settings::interval(Some(text), "--remote-write.interval")?,
+        (None, Some(text)) => settings::interval(
+            Some(text),
+            &format!("{config_origin}, remote_write_interval"),
+        )?,
+        (None, None) => settings::DEFAULT_INTERVAL,
+    };
+    Ok((targets, interval))
 }
 
 /// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them

@@ -165,6 +165,16 @@ pub async fn serve_on(
         reload: reload_requests,
         quit: Arc::clone(&quit),
     });
+    let remote_write = crate::remote_write::queues(settings);
+    let pusher = crate::remote_write::Pusher::start(
+        settings,
+        crate::remote_write::Sources {
+            state: Arc::clone(&state),
+            clock: clock.clone(),
+            settings: live.clone(),
+            queues: Arc::clone(&remote_write),
+        },
+    );
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
@@ -172,6 +182,7 @@ pub async fn serve_on(
         clock,
         snapshots: Arc::default(),
         lifecycle,
+        remote_write,
     };
     let address = listener.local_addr().ok();
     let (tls, basic_auth) = (
@@ -194,6 +205,10 @@ pub async fn serve_on(
     stopper.stop();
     if follower.join().is_err() {
         tracing::error!("the reader thread panicked");
+    }
+    // After the reader: the last push holds every line read.
+    if let Some(pusher) = pusher {
+        pusher.stop().await;
     }
     tracing::info!("stopped");
     served.context("the HTTP server failed")
