@@ -23,7 +23,7 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
 /// A Prometheus server on a loopback port, scraping every second, killed when dropped.
 pub(crate) struct Prometheus {
     child: Child,
-    addr: std::net::SocketAddr,
+    pub(crate) addr: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -38,21 +38,33 @@ impl Prometheus {
     /// Scrapes every second with one job named llmtail, whose settings (indented for a key of
     /// the job: `static_configs`, `scheme`, `tls_config`, ...) are `job`.
     pub(crate) fn with_job(binary: &Path, job: &str) -> Prometheus {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
+        );
+        let addr = crate::support::agent::free_address().parse().unwrap();
+        Prometheus::start(binary, &config, addr, &[])
+    }
+
+    /// Scrapes nothing and takes remote writes on `addr` (`/api/v1/write`), as a Prometheus
+    /// that a host behind NAT pushes to.
+    pub(crate) fn receiving(binary: &Path, addr: std::net::SocketAddr) -> Prometheus {
+        Prometheus::start(
+            binary,
+            "global: {}\n",
+            addr,
+            &["--web.enable-remote-write-receiver"],
+        )
+    }
+
+    fn start(
+        binary: &Path,
+        config_text: &str,
+        addr: std::net::SocketAddr,
+        flags: &[&str],
+    ) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
-            ),
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        std::fs::write(&config, config_text).unwrap();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
@@ -60,6 +72,7 @@ impl Prometheus {
                 dir.path().join("data").display()
             ))
             .arg(format!("--web.listen-address={addr}"))
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -80,7 +93,7 @@ impl Prometheus {
     }
 
     /// The value of an instant query that returns one series, once it returns one.
-    fn query(&self, promql: &str) -> Option<f64> {
+    pub(crate) fn query(&self, promql: &str) -> Option<f64> {
         let body = self.api(&format!("/api/v1/query?query={}", encode(promql)))?;
         // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
         let value = body.split("\"value\":[").nth(1)?;
