@@ -273,3 +273,32 @@ fn answer_400(stream: std::net::TcpStream, kept: &Mutex<Vec<Request>>) {
         );
     }
 }
+
+/// A stop (SIGTERM, `/-/quit`) pushes one last round after the reader's last line, so lines
+/// written since the last interval still arrive.
+#[test]
+fn stopping_pushes_the_lines_read_since_the_last_round() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = fixture_copy(&dir);
+    let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
+    let url = write_url(receiver.addr);
+    // No round falls due while the test runs but the first, which comes before the log is read.
+    let agent = RunningAgent::start(&[
+        "--log",
+        &log,
+        "--remote-write.url",
+        &url,
+        "--remote-write.interval",
+        "1h",
+    ]);
+    let line = "(APIServer pid=1) INFO:     10.12.0.5:52006 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK";
+    append_lines(log.as_ref(), &[line]);
+    agent.wait_for("the line read", |m| {
+        sample(m, "llmtail_lines_read_total", &[]) == Some(40.0)
+    });
+    agent.stop().unwrap();
+    receiver.wait_for("llmtail_lines_read_total", 40.0);
+}

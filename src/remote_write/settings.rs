@@ -517,6 +517,58 @@ mod tests {
         );
     }
 
+    fn settings_from(config: &str, flags: &[&str]) -> Result<crate::config::Settings, ConfigError> {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut argv = vec!["llmtail", "--log", "/var/log/vllm.log", "--config"];
+        argv.push(path.to_str().unwrap());
+        argv.extend_from_slice(flags);
+        crate::config::Settings::from_cli(crate::cli::Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn the_config_file_names_receivers_and_the_interval_and_flags_add_and_win() {
+        let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
+        let s = settings_from(config, &[]).unwrap();
+        assert_eq!(s.remote_write_interval, Duration::from_secs(30));
+        assert_eq!(s.remote_write[0].authorization.as_deref(), Some("Bearer t"));
+        let s = settings_from(
+            config,
+            &[
+                "--remote-write.url",
+                "http://b:9090/api/v1/write",
+                "--remote-write.interval",
+                "5s",
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.remote_write_interval, Duration::from_secs(5));
+        let urls: Vec<&str> = s.remote_write.iter().map(|t| t.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
+        );
+        let none = settings_from("", &[]).unwrap();
+        assert!(none.remote_write.is_empty());
+        assert_eq!(none.remote_write_interval, DEFAULT_INTERVAL);
+    }
+
+    #[test]
+    fn a_config_file_mistake_names_the_file_line_or_key() {
+        let typo = "[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbasic_auth = { username = \"u\", pasword_file = \"/p\" }\n";
+        let err = settings_from(typo, &[]).unwrap_err().to_string();
+        assert!(err.contains("llmtail.toml, line 3"), "{err}");
+        assert!(err.contains("pasword_file"), "{err}");
+        let interval = "remote_write_interval = \"often\"\n";
+        let err = settings_from(interval, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("llmtail.toml, remote_write_interval: \"often\" is not a duration"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn the_interval_is_a_duration_of_a_second_or_more() {
         assert_eq!(interval(None, "x").unwrap(), DEFAULT_INTERVAL);
