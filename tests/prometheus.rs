@@ -56,7 +56,8 @@ impl Prometheus {
         )
     }
 
-    fn start(
+    /// Started with `config_text` as its config file, on `addr`, with more `flags`.
+    pub(crate) fn start(
         binary: &Path,
         config_text: &str,
         addr: std::net::SocketAddr,

@@ -302,3 +302,110 @@ fn stopping_pushes_the_lines_read_since_the_last_round() {
     agent.stop().unwrap();
     receiver.wait_for("llmtail_lines_read_total", 40.0);
 }
+
+/// The config file's TLS and basic auth against a Prometheus that requires both (its own
+/// `--web.config.file`): the right password over TLS is stored, a wrong one is refused (401),
+/// dropped and counted, and never retried.
+#[test]
+fn pushes_over_tls_with_basic_auth_reach_a_prometheus_that_requires_both() {
+    use crate::support::tls::{Ca, HttpsClient};
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let log = fixture_copy(&dir);
+    let ca = Ca::new("llmtail test CA");
+    ca.server().write(dir.path(), "server");
+    std::fs::write(path("ca.crt"), &ca.pem).unwrap();
+    std::fs::write(path("password"), "s3cret\n").unwrap();
+    std::fs::write(path("wrong"), "guess\n").unwrap();
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    std::fs::write(
+        path("web.yml"),
+        format!("tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  llmtail: {hash}\n", path("server.crt"), path("server.key")),
+    )
+    .unwrap();
+    let addr: SocketAddr = free_address().parse().unwrap();
+    let web_config = format!("--web.config.file={}", path("web.yml"));
+    let _receiver = Prometheus::start(
+        &prometheus,
+        "global: {}\n",
+        addr,
+        &["--web.enable-remote-write-receiver", &web_config],
+    );
+    let (good, bad) = (
+        format!("https://localhost:{}/api/v1/write", addr.port()),
+        format!("https://127.0.0.1:{}/api/v1/write", addr.port()),
+    );
+    let entry = |url: &str, password: &str| {
+        format!(
+            "[[remote_write]]\nurl = \"{url}\"\nbasic_auth = {{ username = \"llmtail\", password_file = \"{}\" }}\ntls_config = {{ ca_file = \"{}\" }}\n",
+            path(password),
+            path("ca.crt")
+        )
+    };
+    std::fs::write(
+        path("llmtail.toml"),
+        format!(
+            "remote_write_interval = \"1s\"\n[labels]\ninstance = \"gpu-host-1\"\n[[log]]\npath = \"{log}\"\n{}{}",
+            entry(&good, "password"),
+            entry(&bad, "wrong")
+        ),
+    )
+    .unwrap();
+    // Up before the agent starts: a push before it listens would fail and be retried.
+    let client = HttpsClient::trusting(&ca, None);
+    let user = Some(("llmtail", "s3cret"));
+    assert!(eventually(|| client
+        .get(addr, "/-/ready", user)
+        .is_ok_and(|r| r.status == 200)));
+    let agent = RunningAgent::start(&["--config", &path("llmtail.toml")]);
+
+    let query = encode("llmtail_lines_read_total{instance=\"gpu-host-1\"}");
+    let mut last = String::new();
+    let stored = eventually(|| {
+        last = client
+            .get(
+                addr,
+                &format!("/api/v1/query?query={query}"),
+                Some(("llmtail", "s3cret")),
+            )
+            .map(|r| r.body)
+            .unwrap_or_default();
+        last.contains("\"39\"]")
+    });
+    assert!(stored, "the pushed lines_read_total, last answer: {last}");
+    let dropped = |agent: &RunningAgent| {
+        queue_counter(agent, "llmtail_remote_write_samples_dropped_total", &bad).unwrap_or(0.0)
+    };
+    assert!(
+        eventually(|| dropped(&agent) > 0.0),
+        "the wrong password is refused"
+    );
+    let metrics = agent.metrics();
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_remote_write_samples_sent_total",
+            &[("url", &bad)]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_remote_write_samples_failed_total",
+            &[("url", &bad)]
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_remote_write_samples_dropped_total",
+            &[("url", &good)]
+        ),
+        Some(0.0)
+    );
+}

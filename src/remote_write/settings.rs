@@ -103,6 +103,13 @@ pub fn targets(
     let mut targets: Vec<Target> = Vec::new();
     for entry in entries {
         let origin = format!("{config_origin}, [[remote_write]] url {:?}", entry.url);
+        // The url names its queue's series: two queues under one name would be one series
+        // written twice, which Prometheus rejects with the whole scrape.
+        if targets.iter().any(|t| t.url == entry.url) {
+            return Err(ConfigError(format!(
+                "{origin}: the same url twice\n  fix: one [[remote_write]] entry per receiver"
+            )));
+        }
         targets.push(target(entry, &origin)?);
     }
     for url in flags {
@@ -501,6 +508,14 @@ mod tests {
             (tls_on_http, "tls_config is set for a plain http URL"),
             (half_client_cert, "needs both cert_file and key_file"),
         ];
+        let twice = [
+            entry("http://p/api/v1/write"),
+            entry("http://p/api/v1/write"),
+        ];
+        let err = targets(&[], &twice, "config file f")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the same url twice"), "{err}");
         for (entry, expected) in cases {
             let err = targets(&[], std::slice::from_ref(&entry), "config file f")
                 .unwrap_err()
