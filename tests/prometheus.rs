@@ -104,7 +104,7 @@ impl Prometheus {
 
     /// Waits until an instant query returns no series: a series that left the exposition is
     /// marked stale at the next scrape.
-    fn wait_for_none(&self, promql: &str) {
+    pub(crate) fn wait_for_none(&self, promql: &str) {
         let mut last = None;
         let held = eventually(|| {
             last = self.query(promql);
@@ -149,7 +149,8 @@ impl Drop for Prometheus {
     }
 }
 
-const LOG: &str = "\
+/// Two vLLM engines, up at [`crate::support::agent::TESTS_NOW`].
+pub(crate) const LOG: &str = "\
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:30 [kv_cache_utils.py:1305] GPU KV cache size: 2,042,016 tokens
 (APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%

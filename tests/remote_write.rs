@@ -409,3 +409,31 @@ fn pushes_over_tls_with_basic_auth_reach_a_prometheus_that_requires_both() {
         Some(0.0)
     );
 }
+
+/// A series that leaves the exposition ends in Prometheus at once, as a scraped one does: an
+/// engine that falls silent is judged down and its gauges are hidden, and the push marks them
+/// stale rather than letting them answer with their last value for five minutes.
+#[test]
+fn a_gauge_hidden_when_its_engine_goes_down_is_marked_stale() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    std::fs::write(&log, crate::prometheus::LOG).unwrap();
+    let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
+    let agent = RunningAgent::start(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--remote-write.url",
+        &write_url(receiver.addr),
+        "--remote-write.interval",
+        "1s",
+    ]);
+    receiver.wait_for("vllm:num_requests_running{engine=\"0\"}", 14.0);
+    // An hour without a stats line: both engines are overdue, so down.
+    agent.clock.set(crate::support::agent::TESTS_NOW + 3600.0);
+    receiver.wait_for_none("vllm:num_requests_running");
+    // Counters stay, as they do in a scrape.
+    receiver.wait_for("vllm:prompt_tokens_total{engine=\"0\"}", 12453.0);
+}

@@ -16,6 +16,7 @@ pub mod prompb;
 pub mod queue;
 pub mod samples;
 pub mod settings;
+pub mod staleness;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -29,6 +30,7 @@ use crate::exposition::render::Format;
 use crate::pipeline::Clock;
 use crate::state::State;
 use queue::{Backoff, Batch, Fate, Outcome, Queue};
+use staleness::Staleness;
 
 /// The most samples in one request: Prometheus' own `max_samples_per_send` is 2000 (500
 /// before 2.45); receivers such as Mimir and Thanos take requests of this size.
@@ -132,33 +134,39 @@ async fn collect(
 ) {
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut staleness = Staleness::default();
     loop {
         tokio::select! {
-            _ = ticker.tick() => collect_round(&sources).await,
+            _ = ticker.tick() => staleness = collect_round(&sources, staleness).await,
             () = stopped(&mut stopping) => break,
         }
     }
-    collect_round(&sources).await;
+    collect_round(&sources, staleness).await;
     let _ = closed.send(true);
 }
 
 /// Renders, reads and queues one round, once the logs' existing content is read: before that,
 /// counters hold part of a backlog that the round's timestamp would date to now.
-async fn collect_round(sources: &Sources) {
+/// `staleness` holds the previous round's series; the one returned, this round's.
+async fn collect_round(sources: &Sources, mut staleness: Staleness) -> Staleness {
     let caught_up = sources
         .state
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .caught_up;
     if !caught_up {
-        return;
+        return staleness;
     }
     let sources_now = sources.clone();
     // Off the async worker: rendering holds the state lock for milliseconds per 1,000 series.
-    let batches = tokio::task::spawn_blocking(move || round(&sources_now)).await;
-    let Ok(batches) = batches else {
+    let collected = tokio::task::spawn_blocking(move || {
+        let batches = round(&sources_now, &mut staleness);
+        (batches, staleness)
+    })
+    .await;
+    let Ok((batches, staleness)) = collected else {
         tracing::error!("remote write: collecting a round panicked; the next round tries again");
-        return;
+        return Staleness::default();
     };
     for queue in sources.queues.iter() {
         for batch in &batches {
@@ -168,11 +176,13 @@ async fn collect_round(sources: &Sources) {
             }
         }
     }
+    staleness
 }
 
 /// One round's requests: the exposition as a scrape would see it now, stamped with the wall
-/// clock (as Prometheus stamps a scrape with its own), external labels added.
-fn round(sources: &Sources) -> Vec<Batch> {
+/// clock (as Prometheus stamps a scrape with its own), external labels added, and a stale
+/// marker for each series the previous round had and this one has not.
+fn round(sources: &Sources, staleness: &mut Staleness) -> Vec<Batch> {
     let text = crate::exposition::exposition(
         &sources.state,
         &sources.queues,
@@ -183,7 +193,8 @@ fn round(sources: &Sources) -> Vec<Batch> {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     let external = sources.settings.get().labels.clone();
-    let round = samples::read(&text, &external, timestamp_ms);
+    let mut round = samples::read(&text, &external, timestamp_ms);
+    staleness.mark(&mut round.series, timestamp_ms);
     if let Some(line) = round.unreadable.first() {
         tracing::warn!(
             lines = round.unreadable.len(),

@@ -26,7 +26,7 @@ pub struct TimeSeries {
     pub samples: Vec<Sample>,
 }
 
-#[derive(Clone, PartialEq, Eq, prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, prost::Message)]
 pub struct Label {
     #[prost(string, tag = "1")]
     pub name: String,
