@@ -181,6 +181,11 @@ fn a_push_refused_with_400_is_dropped_counted_and_not_sent_again() {
         Some(0.0),
         "a refusal is not a failure to retry"
     );
+    let landing = agent.get("/").unwrap().body;
+    assert!(
+        landing.contains("Remote write") && landing.contains(&url),
+        "{landing}"
+    );
     drop(agent);
 
     let requests = receiver.requests.lock().unwrap().clone();

@@ -166,7 +166,7 @@ async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> R
     let page = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
-        landing::Page::gather(&state, &settings, now)
+        landing::Page::gather(&state, &settings, now).with_remote_write(&shared.remote_write)
     };
     let wants_html = headers
         .get(header::ACCEPT)
