@@ -40,6 +40,9 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     if settings.state_file.is_some() {
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
     }
+    if !settings.remote_write.is_empty() {
+        tracing::warn!("--one-shot prints the metrics and pushes nothing (--remote-write.url)");
+    }
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
