@@ -19,8 +19,8 @@ use serde::Deserialize;
 
 use crate::config::ConfigError;
 
-/// `--remote-write.interval`'s default, Prometheus' default scrape interval's double: what is
-/// pushed is what a scrape every 15 s would have seen.
+/// `--remote-write.interval`'s default, the issue's: the scrape interval of Prometheus' example
+/// configuration (its built-in default is 1m), so a push holds what a typical scrape would.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(15);
 
 /// One `[[remote_write]]` entry, as written.
