@@ -85,10 +85,8 @@ pub struct Settings {
     /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
     /// handle for every connection; `reload()` re-reads the file.
     pub web_config: Arc<WebConfigHandle>,
-    /// `--remote-write.url` and `[[remote_write]]`: where to push.
-    pub remote_write: Vec<crate::remote_write::settings::Target>,
-    /// `--remote-write.interval`.
-    pub remote_write_interval: std::time::Duration,
+    /// `--remote-write.url`, `--remote-write.interval` and `[[remote_write]]`: where to push.
+    pub remote_write: crate::remote_write::settings::RemoteWrite,
 }
 
 /// The settings in force while serving: replaced whole by a reload, read by the landing page.
@@ -370,7 +368,14 @@ impl Settings {
             .clone()
             .or(config.web.config_file.clone());
         let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
-        let (remote_write, remote_write_interval) = remote_write(&cli, &config, &config_origin)?;
+        let remote_write = crate::remote_write::settings::RemoteWrite::read(
+            (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
+            (
+                &config.remote_write,
+                config.remote_write_interval.as_deref(),
+            ),
+            &config_origin,
+        )?;
         Ok(Settings {
             logs,
             listen_address,
@@ -389,34 +394,8 @@ impl Settings {
             flags,
             web_config: Arc::new(web_config),
             remote_write,
-            remote_write_interval,
         })
     }
-}
-
-/// The remote-write receivers and interval: flags and `[[remote_write]]` entries.
-fn remote_write(
-    cli: &Cli,
-    config: &ConfigFile,
-    config_origin: &str,
-) -> Result<
-    (
-        Vec<crate::remote_write::settings::Target>,
-        std::time::Duration,
-    ),
-    ConfigError,
-> {
-    use crate::remote_write::settings;
-    let targets = settings::targets(&cli.remote_write_urls, &config.remote_write, config_origin)?;
-    let interval = match (&cli.remote_write_interval, &config.remote_write_interval) {
-        (Some(text), _) => settings::interval(Some(text), "--remote-write.interval")?,
-        (None, Some(text)) => settings::interval(
-            Some(text),
-            &format!("{config_origin}, remote_write_interval"),
-        )?,
-        (None, None) => settings::DEFAULT_INTERVAL,
-    };
-    Ok((targets, interval))
 }
 
 /// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them

@@ -132,9 +132,8 @@ fn keep_what_needs_a_restart(running: &Settings, new: &mut Settings) -> Vec<&'st
     keep!(max_line_bytes, "--max-line-bytes");
     keep!(
         remote_write,
-        "the remote-write receivers (--remote-write.url, [[remote_write]])"
+        "remote write (--remote-write.url, --remote-write.interval, [[remote_write]])"
     );
-    keep!(remote_write_interval, "--remote-write.interval");
     if new.web_config.path() != running.web_config.path() {
         kept.push("the web config file's path (--web.config.file; its content reloads)");
     }

@@ -40,7 +40,7 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     if settings.state_file.is_some() {
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
     }
-    if !settings.remote_write.is_empty() {
+    if !settings.remote_write.targets.is_empty() {
         tracing::warn!("--one-shot prints the metrics and pushes nothing (--remote-write.url)");
     }
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());

@@ -47,6 +47,7 @@ pub type Queues = Arc<[Arc<Queue>]>;
 pub fn queues(settings: &Settings) -> Queues {
     settings
         .remote_write
+        .targets
         .iter()
         .map(|target| Arc::new(Queue::new(&target.url, queue::MAX_QUEUED_SAMPLES)))
         .collect()
@@ -84,13 +85,14 @@ impl Pusher {
     /// Starts pushing to every receiver of `settings`, on the current runtime; `None` without
     /// any.
     pub fn start(settings: &Settings, sources: Sources) -> Option<Pusher> {
-        if settings.remote_write.is_empty() {
+        if settings.remote_write.targets.is_empty() {
             return None;
         }
         let (stop, stopping) = watch::channel(false);
         let (closed, closing) = watch::channel(false);
         let senders = settings
             .remote_write
+            .targets
             .iter()
             .zip(sources.queues.iter())
             .map(|(target, queue)| {
@@ -98,10 +100,11 @@ impl Pusher {
                 tokio::spawn(send(Arc::clone(queue), client, closing.clone()))
             })
             .collect();
-        let interval = settings.remote_write_interval;
+        let interval = settings.remote_write.interval;
         let collector = tokio::spawn(collect(sources, interval, stopping, closed));
         let urls: Vec<&str> = settings
             .remote_write
+            .targets
             .iter()
             .map(|t| t.url.as_str())
             .collect();

@@ -94,6 +94,32 @@ impl std::fmt::Debug for Target {
     }
 }
 
+/// Where and how often to push.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteWrite {
+    pub targets: Vec<Target>,
+    pub interval: Duration,
+}
+
+impl RemoteWrite {
+    /// From the flags (`--remote-write.url`s, `--remote-write.interval`) and the config file
+    /// (`[[remote_write]]` entries, `remote_write_interval`); the flag's interval wins.
+    pub fn read(
+        (urls, interval_flag): (&[String], Option<&str>),
+        (entries, interval_key): (&[Entry], Option<&str>),
+        config_origin: &str,
+    ) -> Result<RemoteWrite, ConfigError> {
+        let interval = match (interval_flag, interval_key) {
+            (Some(text), _) => interval(Some(text), "--remote-write.interval")?,
+            (None, key) => interval(key, &format!("{config_origin}, remote_write_interval"))?,
+        };
+        Ok(RemoteWrite {
+            targets: targets(urls, entries, config_origin)?,
+            interval,
+        })
+    }
+}
+
 /// The receivers: the config file's entries, then each `--remote-write.url` not among them.
 pub fn targets(
     flags: &[String],
@@ -547,8 +573,11 @@ mod tests {
     fn the_config_file_names_receivers_and_the_interval_and_flags_add_and_win() {
         let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
         let s = settings_from(config, &[]).unwrap();
-        assert_eq!(s.remote_write_interval, Duration::from_secs(30));
-        assert_eq!(s.remote_write[0].authorization.as_deref(), Some("Bearer t"));
+        assert_eq!(s.remote_write.interval, Duration::from_secs(30));
+        assert_eq!(
+            s.remote_write.targets[0].authorization.as_deref(),
+            Some("Bearer t")
+        );
         let s = settings_from(
             config,
             &[
@@ -559,15 +588,20 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(s.remote_write_interval, Duration::from_secs(5));
-        let urls: Vec<&str> = s.remote_write.iter().map(|t| t.url.as_str()).collect();
+        assert_eq!(s.remote_write.interval, Duration::from_secs(5));
+        let urls: Vec<&str> = s
+            .remote_write
+            .targets
+            .iter()
+            .map(|t| t.url.as_str())
+            .collect();
         assert_eq!(
             urls,
             ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
         );
         let none = settings_from("", &[]).unwrap();
-        assert!(none.remote_write.is_empty());
-        assert_eq!(none.remote_write_interval, DEFAULT_INTERVAL);
+        assert!(none.remote_write.targets.is_empty());
+        assert_eq!(none.remote_write.interval, DEFAULT_INTERVAL);
     }
 
     #[test]
