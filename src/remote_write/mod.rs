@@ -33,7 +33,7 @@ use queue::{Backoff, Batch, Fate, Outcome, Queue};
 use staleness::Staleness;
 
 /// The most samples in one request: Prometheus' own `max_samples_per_send` is 2000 (500
-/// before 2.45); receivers such as Mimir and Thanos take requests of this size.
+/// before 2.44, prometheus/prometheus#12203); receivers take requests of this size.
 pub const MAX_SAMPLES_PER_REQUEST: usize = 2000;
 
 /// How long the senders go on after a stop is asked, to deliver the last round and what is
