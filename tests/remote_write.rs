@@ -279,10 +279,11 @@ fn answer_400(stream: std::net::TcpStream, kept: &Mutex<Vec<Request>>) {
     }
 }
 
-/// A stop (SIGTERM, `/-/quit`) pushes one last round after the reader's last line, so lines
+/// The first round is pushed as soon as the log's content is read, not an interval later; a
+/// stop (SIGTERM, `/-/quit`) pushes one last round after the reader's last line, so lines
 /// written since the last interval still arrive.
 #[test]
-fn stopping_pushes_the_lines_read_since_the_last_round() {
+fn the_first_round_is_pushed_once_the_log_is_read_and_a_stop_pushes_the_last_lines() {
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
@@ -290,7 +291,7 @@ fn stopping_pushes_the_lines_read_since_the_last_round() {
     let log = fixture_copy(&dir);
     let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
     let url = write_url(receiver.addr);
-    // No round falls due while the test runs but the first, which comes before the log is read.
+    // No round falls due while the test runs but the first, taken once the log is read.
     let agent = RunningAgent::start(&[
         "--log",
         &log,
@@ -299,6 +300,7 @@ fn stopping_pushes_the_lines_read_since_the_last_round() {
         "--remote-write.interval",
         "1h",
     ]);
+    receiver.wait_for("llmtail_lines_read_total", 39.0);
     let line = "(APIServer pid=1) INFO:     10.12.0.5:52006 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK";
     append_lines(log.as_ref(), &[line]);
     agent.wait_for("the line read", |m| {

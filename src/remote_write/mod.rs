@@ -140,26 +140,40 @@ async fn collect(
     let mut staleness = Staleness::default();
     loop {
         tokio::select! {
-            _ = ticker.tick() => staleness = collect_round(&sources, staleness).await,
+            _ = ticker.tick() => {
+                if caught_up(&sources) {
+                    staleness = collect_round(&sources, staleness).await;
+                } else {
+                    // The first round as soon as the backlog is read, not an interval later.
+                    ticker.reset_after(CATCH_UP_POLL);
+                }
+            }
             () = stopped(&mut stopping) => break,
         }
     }
-    collect_round(&sources, staleness).await;
+    if caught_up(&sources) {
+        collect_round(&sources, staleness).await;
+    }
     let _ = closed.send(true);
 }
 
-/// Renders, reads and queues one round, once the logs' existing content is read: before that,
-/// counters hold part of a backlog that the round's timestamp would date to now.
-/// `staleness` holds the previous round's series; the one returned, this round's.
-async fn collect_round(sources: &Sources, mut staleness: Staleness) -> Staleness {
-    let caught_up = sources
+/// How often the collector looks whether the logs' existing content is read, before its first
+/// round.
+const CATCH_UP_POLL: Duration = Duration::from_millis(100);
+
+/// Whether the logs' existing content is read. Before that, counters hold part of a backlog
+/// that a round's timestamp would date to now, so no round is taken.
+fn caught_up(sources: &Sources) -> bool {
+    sources
         .state
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .caught_up;
-    if !caught_up {
-        return staleness;
-    }
+        .caught_up
+}
+
+/// Renders, reads and queues one round. `staleness` holds the previous round's series; the
+/// one returned, this round's.
+async fn collect_round(sources: &Sources, mut staleness: Staleness) -> Staleness {
     let sources_now = sources.clone();
     // Off the async worker: rendering holds the state lock for milliseconds per 1,000 series.
     let collected = tokio::task::spawn_blocking(move || {
