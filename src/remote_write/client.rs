@@ -1,9 +1,10 @@
 //! The HTTP side of a push: one keep-alive HTTP/1.1 connection per receiver (TLS when the URL
 //! is https), a POST with the remote-write headers, and the answer read into an [`Outcome`].
 //!
-//! Built on hyper's connection API, which the server already uses, rather than reqwest: one
-//! request every interval to one fixed host needs no pool, redirects, cookies or proxy
-//! support, and reqwest would add its own dependency tree to the binary.
+//! Built on hyper's connection API and tokio-rustls, which the server already uses, rather
+//! than reqwest: one request every interval to one fixed host needs no pool, redirects,
+//! cookies or proxy support, and the only crates this adds are hyper's client half (`want`,
+//! `try-lock`) and the system's CA roots (`rustls-native-certs`).
 
 use std::time::Duration;
 
