@@ -152,6 +152,22 @@ pub struct Cli {
     #[arg(long = "state-file", value_name = "PATH")]
     pub state_file: Option<PathBuf>,
 
+    /// Push every series to this Prometheus remote-write receiver (remote write 1.0: protobuf
+    /// and snappy), e.g. http://prometheus:9090/api/v1/write (Prometheus started with
+    /// --web.enable-remote-write-receiver), for a host that cannot be scraped. Repeatable.
+    /// The --labels go on every pushed series (set one that names the host, e.g.
+    /// --label instance=$(hostname)). Each receiver has a queue of 100000 samples (an hour of
+    /// 400 series at 15 s); when full the oldest are dropped and counted in
+    /// llmtail_remote_write_samples_dropped_total. Network errors, 5xx and 429 are retried
+    /// with backoff (30 ms to 5 s); other 4xx are dropped. Authentication and TLS: the config
+    /// file's [[remote_write]].
+    #[arg(long = "remote-write.url", value_name = "URL")]
+    pub remote_write_urls: Vec<String>,
+
+    /// How often the series are pushed: a duration such as 15s or 1m. [default: 15s]
+    #[arg(long = "remote-write.interval", value_name = "DURATION")]
+    pub remote_write_interval: Option<String>,
+
     /// Read a TOML config file with the same settings and per-log labels; flags win.
     #[arg(long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -18,8 +18,9 @@ use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
-/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`, ...).
-const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version"];
+/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
+/// `llmtail_remote_write_samples_sent_total{url}`, ...).
+const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
 
 /// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
 /// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
@@ -84,6 +85,8 @@ pub struct Settings {
     /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
     /// handle for every connection; `reload()` re-reads the file.
     pub web_config: Arc<WebConfigHandle>,
+    /// `--remote-write.url`, `--remote-write.interval` and `[[remote_write]]`: where to push.
+    pub remote_write: crate::remote_write::settings::RemoteWrite,
 }
 
 /// The settings in force while serving: replaced whole by a reload, read by the landing page.
@@ -124,6 +127,9 @@ struct ConfigFile {
     labels: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     log: Vec<LogEntry>,
+    #[serde(default)]
+    remote_write: Vec<crate::remote_write::settings::Entry>,
+    remote_write_interval: Option<String>,
 }
 
 /// `vllm_stats_interval = 10` or `"auto"`.
@@ -362,6 +368,14 @@ impl Settings {
             .clone()
             .or(config.web.config_file.clone());
         let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        let remote_write = crate::remote_write::settings::RemoteWrite::read(
+            (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
+            (
+                &config.remote_write,
+                config.remote_write_interval.as_deref(),
+            ),
+            &config_origin,
+        )?;
         Ok(Settings {
             logs,
             listen_address,
@@ -379,6 +393,7 @@ impl Settings {
             enable_lifecycle: cli.enable_lifecycle,
             flags,
             web_config: Arc::new(web_config),
+            remote_write,
         })
     }
 }

@@ -16,6 +16,7 @@ pub mod envelope;
 pub mod exposition;
 pub mod pipeline;
 pub mod reload;
+pub mod remote_write;
 pub mod run;
 pub mod service;
 pub mod source;

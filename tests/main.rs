@@ -10,6 +10,7 @@ mod packaging;
 mod prometheus;
 mod registry;
 mod reload;
+mod remote_write;
 mod replay;
 mod restarts;
 mod rotation;

@@ -23,7 +23,7 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
 /// A Prometheus server on a loopback port, scraping every second, killed when dropped.
 pub(crate) struct Prometheus {
     child: Child,
-    addr: std::net::SocketAddr,
+    pub(crate) addr: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -38,21 +38,34 @@ impl Prometheus {
     /// Scrapes every second with one job named llmtail, whose settings (indented for a key of
     /// the job: `static_configs`, `scheme`, `tls_config`, ...) are `job`.
     pub(crate) fn with_job(binary: &Path, job: &str) -> Prometheus {
+        let config = format!(
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
+        );
+        let addr = crate::support::agent::free_address().parse().unwrap();
+        Prometheus::start(binary, &config, addr, &[])
+    }
+
+    /// Scrapes nothing and takes remote writes on `addr` (`/api/v1/write`), as a Prometheus
+    /// that a host behind NAT pushes to.
+    pub(crate) fn receiving(binary: &Path, addr: std::net::SocketAddr) -> Prometheus {
+        Prometheus::start(
+            binary,
+            "global: {}\n",
+            addr,
+            &["--web.enable-remote-write-receiver"],
+        )
+    }
+
+    /// Started with `config_text` as its config file, on `addr`, with more `flags`.
+    pub(crate) fn start(
+        binary: &Path,
+        config_text: &str,
+        addr: std::net::SocketAddr,
+        flags: &[&str],
+    ) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
-            ),
-        )
-        .unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        std::fs::write(&config, config_text).unwrap();
         let child = Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
@@ -60,6 +73,7 @@ impl Prometheus {
                 dir.path().join("data").display()
             ))
             .arg(format!("--web.listen-address={addr}"))
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -80,7 +94,7 @@ impl Prometheus {
     }
 
     /// The value of an instant query that returns one series, once it returns one.
-    fn query(&self, promql: &str) -> Option<f64> {
+    pub(crate) fn query(&self, promql: &str) -> Option<f64> {
         let body = self.api(&format!("/api/v1/query?query={}", encode(promql)))?;
         // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
         let value = body.split("\"value\":[").nth(1)?;
@@ -90,7 +104,7 @@ impl Prometheus {
 
     /// Waits until an instant query returns no series: a series that left the exposition is
     /// marked stale at the next scrape.
-    fn wait_for_none(&self, promql: &str) {
+    pub(crate) fn wait_for_none(&self, promql: &str) {
         let mut last = None;
         let held = eventually(|| {
             last = self.query(promql);
@@ -135,7 +149,8 @@ impl Drop for Prometheus {
     }
 }
 
-const LOG: &str = "\
+/// Two vLLM engines, up at [`crate::support::agent::TESTS_NOW`].
+pub(crate) const LOG: &str = "\
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:30 [kv_cache_utils.py:1305] GPU KV cache size: 2,042,016 tokens
 (APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%

@@ -82,7 +82,7 @@ pub fn render(state: &Arc<Mutex<State>>, format: Format, now: f64) -> String {
 }
 
 /// Appends a label value with the exposition's escapes (`\\`, `\"`, `\n`).
-fn push_escaped(out: &mut String, value: &str) {
+pub(crate) fn push_escaped(out: &mut String, value: &str) {
     if !value.contains(['\\', '"', '\n']) {
         out.push_str(value);
         return;
@@ -113,7 +113,7 @@ fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String
 }
 
 /// A sample value as both formats spell it.
-fn push_value(out: &mut String, value: f64) {
+pub(crate) fn push_value(out: &mut String, value: f64) {
     if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {
