@@ -153,18 +153,27 @@ fn a_receiver_that_was_down_gets_the_rounds_of_the_outage() {
 }
 
 /// A receiver answering every push with 400: each push is sent once (refused, counted as
-/// dropped), never retried, and carries the remote-write 1.0 headers.
+/// dropped), never retried, and carries the remote-write 1.0 headers and the entry's own
+/// `headers` (a tenant, as Mimir wants it).
 #[test]
 fn a_push_refused_with_400_is_dropped_counted_and_not_sent_again() {
     let dir = tempfile::tempdir().unwrap();
     let log = fixture_copy(&dir);
     let receiver = Refusing::start();
     let url = write_url(receiver.addr);
+    let config = dir.path().join("llmtail.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[remote_write]]\nurl = \"{url}\"\nheaders = {{ \"X-Scope-OrgID\" = \"team-a\" }}\n"
+        ),
+    )
+    .unwrap();
     let agent = RunningAgent::start(&[
         "--log",
         &log,
-        "--remote-write.url",
-        &url,
+        "--config",
+        config.to_str().unwrap(),
         "--remote-write.interval",
         "1s",
     ]);
@@ -196,6 +205,7 @@ fn a_push_refused_with_400_is_dropped_counted_and_not_sent_again() {
             "content-type: application/x-protobuf",
             "x-prometheus-remote-write-version: 0.1.0",
             "user-agent: llmtail/",
+            "x-scope-orgid: team-a",
         ] {
             assert!(
                 request.head.contains(header),

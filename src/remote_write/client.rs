@@ -94,6 +94,9 @@ impl Client {
         if let Some(authorization) = &self.target.authorization {
             request = request.header(header::AUTHORIZATION, authorization);
         }
+        for (name, value) in &self.target.headers {
+            request = request.header(name, value);
+        }
         request
             .body(Full::new(body))
             .map_err(|e| format!("cannot build the request: {e}"))

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
+use hyper::header::{HeaderName, HeaderValue};
 use hyper::Uri;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -32,6 +33,10 @@ pub struct Entry {
     pub bearer_token: Option<String>,
     pub bearer_token_file: Option<PathBuf>,
     pub tls_config: Option<TlsConfig>,
+    /// More headers on every push, as Prometheus' `headers`: e.g. Mimir's or Cortex's tenant,
+    /// `X-Scope-OrgID`.
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -65,6 +70,8 @@ pub struct Target {
     pub authorization: Option<String>,
     /// Set for https.
     pub tls: Option<Tls>,
+    /// The entry's `headers`, checked.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// How to speak TLS to one receiver.
@@ -200,7 +207,47 @@ fn target(entry: &Entry, origin: &str) -> Result<Target, ConfigError> {
         uri,
         authorization,
         tls,
+        headers: headers(&entry.headers, origin)?,
     })
+}
+
+/// The headers llmtail sets itself on a push; as Prometheus, an entry's `headers` may not
+/// replace them (the receiver would misread the body, or the credentials would be bypassed).
+const OWN_HEADERS: &[&str] = &[
+    "authorization",
+    "content-encoding",
+    "content-length",
+    "content-type",
+    "host",
+    "user-agent",
+    "x-prometheus-remote-write-version",
+];
+
+/// An entry's `headers`, each a valid HTTP header and none llmtail sets itself.
+fn headers(
+    headers: &std::collections::BTreeMap<String, String>,
+    origin: &str,
+) -> Result<Vec<(HeaderName, HeaderValue)>, ConfigError> {
+    let mut checked = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            ConfigError(format!(
+                "{origin}: headers: {name:?} is not an HTTP header name\n  fix: letters, digits and '-', e.g. X-Scope-OrgID"
+            ))
+        })?;
+        if OWN_HEADERS.contains(&header.as_str()) {
+            return Err(ConfigError(format!(
+                "{origin}: headers: {name} is set by llmtail itself\n  fix: remove it (credentials go in basic_auth or bearer_token)"
+            )));
+        }
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            ConfigError(format!(
+                "{origin}: headers: the value of {name} is not a valid header value\n  fix: visible ASCII, no line breaks"
+            ))
+        })?;
+        checked.push((header, value));
+    }
+    Ok(checked)
 }
 
 /// An absolute http or https URL with a host, and no credentials in it.
@@ -471,6 +518,16 @@ mod tests {
     }
 
     #[test]
+    fn headers_such_as_a_tenant_go_with_every_push() {
+        let config = "[[remote_write]]\nurl = \"http://mimir:8080/api/v1/push\"\nheaders = { \"X-Scope-OrgID\" = \"team-a\" }\n";
+        let s = settings_from(config, &[]).unwrap();
+        let headers = &s.remote_write.targets[0].headers;
+        assert_eq!(headers.len(), 1);
+        assert_eq!(headers[0].0.as_str(), "x-scope-orgid");
+        assert_eq!(headers[0].1, "team-a");
+    }
+
+    #[test]
     fn basic_auth_reads_its_password_file_without_the_newline() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("password");
@@ -524,8 +581,26 @@ mod tests {
             });
             e
         };
+        let with_header = |name: &str, value: &str| {
+            let mut e = entry("http://p:9090/api/v1/write");
+            e.headers.insert(name.into(), value.into());
+            e
+        };
         let cases = [
             (entry("ftp://p/api/v1/write"), "is not an http or https URL"),
+            (
+                with_header("Authorization", "Bearer x"),
+                "headers: Authorization is set by llmtail itself",
+            ),
+            (
+                with_header("Content-Type", "text/plain"),
+                "headers: Content-Type is set by llmtail itself",
+            ),
+            (with_header("X Scope", "a"), "is not an HTTP header name"),
+            (
+                with_header("X-Scope-OrgID", "a\nb"),
+                "is not a valid header value",
+            ),
             (entry("prometheus:9090"), "is not an http or https URL"),
             (entry("/api/v1/write"), "is not an http or https URL"),
             (entry("http://u:p@p:9090/api/v1/write"), "holds credentials"),
