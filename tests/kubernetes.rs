@@ -1,0 +1,220 @@
+//! Kubernetes: the agent follows a node's pod logs (`/var/log/pods/*/*/*.log`, CRI-wrapped, laid
+//! out as kubelet lays them) with `--path-labels kubernetes`, and every series of a pod's log
+//! says which namespace, pod and container it belongs to.
+
+use std::path::PathBuf;
+
+use crate::prometheus::{tool, Prometheus};
+use crate::support::agent::{expect_sample, sample, RunningAgent};
+
+/// A vLLM stats line, its `Running:` count `running`, 4 s before the tests' clock.
+fn vllm_stats(running: u32) -> String {
+    format!(
+        "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: 20.0 tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%"
+    )
+}
+
+/// `line` as containerd writes it to a pod log: time, stream, tag, message.
+fn cri(line: &str) -> String {
+    format!("2026-11-22T13:25:01.123456789Z stdout F {line}\n")
+}
+
+/// A node's pod log directory under a temp dir: `<tmp>/var/log/pods`.
+struct Node {
+    dir: tempfile::TempDir,
+}
+
+impl Node {
+    fn new() -> Node {
+        Node {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The glob a DaemonSet gives `--log`, under this node's root.
+    fn pod_logs_glob(&self) -> String {
+        format!("{}/var/log/pods/*/*/*.log", self.dir.path().display())
+    }
+
+    /// Writes container `container`'s log after `restart` restarts, as kubelet names it:
+    /// `pods/<namespace>_<pod>_<uid>/<container>/<restart>.log`.
+    fn write_log(
+        &self,
+        (namespace, pod): (&str, &str),
+        container: &str,
+        restart: u32,
+        running: u32,
+    ) -> PathBuf {
+        let uid = "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b";
+        let dir = self
+            .dir
+            .path()
+            .join(format!("var/log/pods/{namespace}_{pod}_{uid}/{container}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{restart}.log"));
+        std::fs::write(&path, cri(&vllm_stats(running))).unwrap();
+        path
+    }
+}
+
+fn running_in(metrics: &str, namespace: &str, pod: &str, container: &str) -> Option<f64> {
+    let labels = [
+        ("namespace", namespace),
+        ("pod", pod),
+        ("container", container),
+    ];
+    sample(metrics, "vllm:num_requests_running", &labels)
+}
+
+#[test]
+fn pod_log_series_carry_namespace_pod_and_container() {
+    let node = Node::new();
+    let first = node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    node.write_log(("staging", "vllm-7d9f-x2k"), "server", 0, 3);
+    let glob = node.pod_logs_glob();
+    let agent = RunningAgent::start(&["--log", &glob, "--path-labels", "kubernetes"]);
+
+    let metrics = agent.wait_for("both pods' series", |m| {
+        running_in(m, "prod", "vllm-0", "vllm").is_some()
+            && running_in(m, "staging", "vllm-7d9f-x2k", "server").is_some()
+    });
+    assert_eq!(running_in(&metrics, "prod", "vllm-0", "vllm"), Some(14.0));
+    assert_eq!(
+        running_in(&metrics, "staging", "vllm-7d9f-x2k", "server"),
+        Some(3.0)
+    );
+    // The agent's own series of the file say it too.
+    let first = first.to_str().unwrap();
+    let own = [("log", first), ("namespace", "prod"), ("pod", "vllm-0")];
+    assert_eq!(
+        expect_sample(&metrics, "llmtail_lines_read_total", &own),
+        1.0
+    );
+}
+
+/// A container restart makes kubelet start `1.log` beside `0.log`: the glob picks it up and
+/// its series carry the same pod's labels, told apart by `log`.
+#[test]
+fn a_container_restarts_new_log_is_followed_with_the_same_labels() {
+    let node = Node::new();
+    node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    let glob = node.pod_logs_glob();
+    let agent = RunningAgent::start(&["--log", &glob, "--path-labels", "kubernetes"]);
+    agent.wait_for("the first container's series", |m| {
+        running_in(m, "prod", "vllm-0", "vllm").is_some()
+    });
+
+    let restarted = node.write_log(("prod", "vllm-0"), "vllm", 1, 5);
+    let restarted = restarted.to_str().unwrap();
+    let labels = [
+        ("log", restarted),
+        ("namespace", "prod"),
+        ("pod", "vllm-0"),
+        ("container", "vllm"),
+    ];
+    agent.wait_for("the restarted container's series", |m| {
+        sample(m, "vllm:num_requests_running", &labels) == Some(5.0)
+    });
+}
+
+/// The built-in pattern only knows kubelet's layout: a file elsewhere is read all the same,
+/// its series without namespace, pod and container rather than with empty ones.
+#[test]
+fn a_log_outside_the_pod_layout_is_read_without_path_labels() {
+    let node = Node::new();
+    node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    let other = node.dir.path().join("vllm.log");
+    std::fs::write(&other, cri(&vllm_stats(9))).unwrap();
+    let glob = node.pod_logs_glob();
+    let agent = RunningAgent::start(&[
+        "--log",
+        &glob,
+        "--log",
+        other.to_str().unwrap(),
+        "--path-labels",
+        "kubernetes",
+    ]);
+    let metrics = agent.wait_for("both logs' series", |m| {
+        running_in(m, "prod", "vllm-0", "vllm").is_some()
+            && sample(
+                m,
+                "vllm:num_requests_running",
+                &[("log", other.to_str().unwrap())],
+            )
+            .is_some()
+    });
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("vllm:num_requests_running{") && l.contains("vllm.log\""))
+        .unwrap();
+    assert!(
+        !line.contains("namespace=") && !line.contains("pod="),
+        "{line}"
+    );
+}
+
+/// A reload reads `path_labels` again, as it does `labels`: the files already followed take
+/// the new labels and keep their counters.
+#[test]
+fn a_reload_applies_new_path_labels_to_the_files_followed() {
+    let node = Node::new();
+    node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    let config = node.dir.path().join("llmtail.toml");
+    let write_config = |path_labels: &str| {
+        let text = format!(
+            "[[log]]\npath = '{}'\npath_labels = '{path_labels}'\n",
+            node.pod_logs_glob()
+        );
+        std::fs::write(&config, text).unwrap();
+    };
+    write_config("/pods/(?P<k8s_namespace>[^_/]+)_");
+    let config_flag = config.to_str().unwrap();
+    let agent = RunningAgent::start(&["--config", config_flag, "--web.enable-lifecycle"]);
+    let labels = [("k8s_namespace", "prod")];
+    agent.wait_for("the first regex's label", |m| {
+        sample(m, "vllm:num_requests_running", &labels) == Some(14.0)
+    });
+
+    write_config("kubernetes");
+    let reloaded = agent.post("/-/reload").unwrap();
+    assert_eq!(reloaded.status, 200, "{}", reloaded.body);
+    let metrics = agent.wait_for("the built-in pattern's labels", |m| {
+        running_in(m, "prod", "vllm-0", "vllm") == Some(14.0)
+    });
+    assert!(!metrics.contains("k8s_namespace="), "{metrics}");
+}
+
+/// Done when a new user who deploys the DaemonSet sees series labelled by namespace, pod and
+/// container: here a real Prometheus scrapes them and answers queries by those labels.
+#[test]
+fn a_real_prometheus_queries_pod_series_by_namespace_pod_and_container() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let node = Node::new();
+    node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    node.write_log(("prod", "vllm-1"), "vllm", 0, 6);
+    let glob = node.pod_logs_glob();
+    let agent = RunningAgent::start(&[
+        "--log",
+        &glob,
+        "--path-labels",
+        "kubernetes",
+        "--label",
+        "node=worker-1",
+    ]);
+    let server = Prometheus::scraping(&prometheus, agent.addr);
+
+    server.wait_for(
+        "vllm:num_requests_running{namespace=\"prod\",pod=\"vllm-0\",container=\"vllm\",node=\"worker-1\"}",
+        14.0,
+    );
+    server.wait_for(
+        "sum by (namespace) (vllm:num_requests_running{namespace=\"prod\"})",
+        20.0,
+    );
+    server.wait_for(
+        "llmtail_lines_parsed_total{grammar=\"vllm_stats\",pod=\"vllm-1\"}",
+        1.0,
+    );
+}
