@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use clap::Parser;
+
 use crate::prometheus::{tool, Prometheus};
 use crate::support::agent::{expect_sample, sample, RunningAgent};
 
@@ -216,5 +218,157 @@ fn a_real_prometheus_queries_pod_series_by_namespace_pod_and_container() {
     server.wait_for(
         "llmtail_lines_parsed_total{grammar=\"vllm_stats\",pod=\"vllm-1\"}",
         1.0,
+    );
+}
+
+/// The manifests in `deploy/kubernetes/`.
+const MANIFESTS: &str = "deploy/kubernetes";
+
+/// A manifest of `deploy/kubernetes/`, read as YAML.
+fn manifest(name: &str) -> serde_json::Value {
+    let path = std::path::Path::new(MANIFESTS).join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The string at `pointer` (`/spec/selector/...`) in `value`.
+fn text<'a>(value: &'a serde_json::Value, pointer: &str) -> &'a str {
+    value
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {value:#}"))
+}
+
+/// `kubectl kustomize` is not at hand: a file left out of `resources` would never be deployed.
+#[test]
+fn the_kustomization_lists_every_manifest() {
+    let kustomization = manifest("kustomization.yaml");
+    let mut listed: Vec<&str> = kustomization["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r.as_str().expect("a file name"))
+        .collect();
+    listed.sort_unstable();
+    let mut present: Vec<String> = std::fs::read_dir(MANIFESTS)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") && name != "kustomization.yaml")
+        .collect();
+    present.sort_unstable();
+    assert_eq!(listed, present);
+}
+
+/// The operator's PodMonitor is a custom resource: validate.sh has no schema for it, so its
+/// required fields are checked here, and that it reaches the DaemonSet's pods.
+#[test]
+fn the_podmonitor_scrapes_the_daemonsets_pods_on_their_metrics_port() {
+    let monitor = manifest("podmonitor.yaml");
+    let daemonset = manifest("daemonset.yaml");
+    let service = manifest("service.yaml");
+    assert_eq!(text(&monitor, "/apiVersion"), "monitoring.coreos.com/v1");
+    assert_eq!(text(&monitor, "/kind"), "PodMonitor");
+    assert_eq!(text(&monitor, "/metadata/name"), "llmtail");
+    let pod_labels = &daemonset["spec"]["template"]["metadata"]["labels"];
+    let selected = monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .expect("spec.selector.matchLabels");
+    assert!(!selected.is_empty());
+    for (name, value) in selected {
+        assert_eq!(&pod_labels[name], value, "the pods lack the label {name}");
+    }
+    assert_eq!(
+        daemonset["spec"]["selector"]["matchLabels"],
+        monitor["spec"]["selector"]["matchLabels"]
+    );
+    assert_eq!(
+        service["spec"]["selector"],
+        monitor["spec"]["selector"]["matchLabels"]
+    );
+    let endpoint = &monitor["spec"]["podMetricsEndpoints"][0];
+    assert_eq!(text(endpoint, "/port"), "metrics");
+    assert_eq!(text(endpoint, "/path"), "/metrics");
+    // Else Prometheus renames the series' namespace, pod and container to exported_*.
+    assert_eq!(endpoint["honorLabels"], true);
+    let container = &daemonset["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(text(container, "/ports/0/name"), "metrics");
+    assert_eq!(container["ports"][0]["containerPort"], 3913);
+    assert_eq!(text(&service, "/spec/ports/0/name"), "metrics");
+    assert_eq!(service["spec"]["ports"][0]["port"], 3913);
+    assert_eq!(text(container, "/livenessProbe/httpGet/path"), "/-/healthy");
+    assert_eq!(text(container, "/readinessProbe/httpGet/path"), "/-/ready");
+}
+
+/// The DaemonSet's args are flags the agent takes, as Kubernetes hands them over (it expands
+/// `$(NODE_NAME)` from the env), and they say what the README says they do.
+#[test]
+fn the_daemonsets_args_are_flags_llmtail_takes() {
+    let daemonset = manifest("daemonset.yaml");
+    let container = &daemonset["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(text(container, "/env/0/name"), "NODE_NAME");
+    assert_eq!(
+        text(container, "/env/0/valueFrom/fieldRef/fieldPath"),
+        "spec.nodeName"
+    );
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| {
+            a.as_str()
+                .expect("a string")
+                .replace("$(NODE_NAME)", "worker-1")
+        })
+        .collect();
+    let argv = std::iter::once("llmtail".to_string()).chain(args);
+    let cli = llmtail::cli::Cli::try_parse_from(argv).expect("flags parse");
+    let settings = llmtail::config::Settings::from_cli(cli).expect("settings are valid");
+    assert_eq!(settings.logs.len(), 1);
+    assert_eq!(settings.logs[0].given, "/var/log/pods/*/*/*.log");
+    assert_eq!(
+        settings.logs[0].path_labels.as_ref().map(|p| p.pattern()),
+        Some(llmtail::path_labels::KUBERNETES)
+    );
+    assert_eq!(
+        settings.labels,
+        [("node".to_string(), "worker-1".to_string())]
+    );
+    let state_file = settings.state_file.expect("a state file");
+    let mounts = container["volumeMounts"].as_array().expect("volumeMounts");
+    let state_mount = mounts
+        .iter()
+        .find(|m| state_file.starts_with(text(m, "/mountPath")))
+        .expect("the state file's directory is a mount");
+    let volume = daemonset["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == state_mount["name"])
+        .expect("the state volume");
+    assert_eq!(text(volume, "/hostPath/path"), "/var/lib/llmtail");
+}
+
+/// deploy/kubernetes/validate.sh: the built-in kinds against the schemas the kubernetes-validate
+/// package ships, offline. Without it this test fails with the install command, unless
+/// `LLMTAIL_SKIP_KUBERNETES_VALIDATE=1` says to skip it on purpose.
+#[test]
+fn the_manifests_validate_against_the_kubernetes_schemas() {
+    if std::env::var_os("LLMTAIL_SKIP_KUBERNETES_VALIDATE").is_some_and(|v| v == "1") {
+        eprintln!("LLMTAIL_SKIP_KUBERNETES_VALIDATE=1: skipping deploy/kubernetes/validate.sh");
+        return;
+    }
+    assert!(
+        crate::support::agent::on_path("kubernetes-validate").is_some(),
+        "kubernetes-validate is not installed: pip install kubernetes-validate (or LLMTAIL_SKIP_KUBERNETES_VALIDATE=1 to skip)"
+    );
+    let out = std::process::Command::new("bash")
+        .arg(format!("{MANIFESTS}/validate.sh"))
+        .output()
+        .expect("run validate.sh");
+    assert!(
+        out.status.success(),
+        "validate.sh failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
 }
