@@ -59,6 +59,15 @@ impl PathLabels {
         self.regex.as_str()
     }
 
+    /// How a user writes it: `kubernetes`, or the regex.
+    pub fn given(&self) -> &str {
+        if self.pattern() == KUBERNETES {
+            KUBERNETES_NAME
+        } else {
+            self.pattern()
+        }
+    }
+
     /// The label names: the named captures, in the order they open.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.regex.capture_names().flatten()

@@ -92,6 +92,12 @@ fn pod_log_series_carry_namespace_pod_and_container() {
         expect_sample(&metrics, "llmtail_lines_read_total", &own),
         1.0
     );
+    // And the landing page says what the logs are followed with.
+    let landing = agent.get("/").unwrap().body;
+    assert!(
+        landing.contains(&format!("{glob} (envelope auto) path_labels kubernetes")),
+        "{landing}"
+    );
 }
 
 /// A container restart makes kubelet start `1.log` beside `0.log`: the glob picks it up and
