@@ -422,7 +422,9 @@ fn log_settings(
         // The entry's own path_labels wins over --path-labels: it was written for this path.
         let path_labels = match &entry.path_labels {
             Some(given) => Some((format!("{origin}, path_labels"), given)),
-            None => default_path_labels.clone(),
+            None => default_path_labels
+                .as_ref()
+                .map(|(at, given)| (format!("{origin} with {at}"), *given)),
         };
         let path_labels = path_labels
             .map(|(at, given)| checked_path_labels(given, &at, &labels, constant_labels))
@@ -897,6 +899,11 @@ mod tests {
                 String::new(),
                 &["--log", "/a.log", "--path-labels", "kubernetes", "--label", "namespace=x"],
                 "--path-labels: the capture \"namespace\" is a label that [labels] or --label set too",
+            ),
+            (
+                "[[log]]\npath = \"/srv/a.log\"\nlabels = { namespace = \"x\" }\n".to_string(),
+                &["--path-labels", "kubernetes"],
+                "[[log]] path \"/srv/a.log\" with --path-labels: the capture \"namespace\" is a label that the entry's labels set too",
             ),
             (
                 String::new(),
