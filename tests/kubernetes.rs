@@ -125,6 +125,32 @@ fn a_container_restarts_new_log_is_followed_with_the_same_labels() {
     });
 }
 
+/// kubelet rotates a container's log by renaming `0.log` to `0.log.<time>` and having the
+/// runtime reopen `0.log`: the renamed file no longer matches `*.log`, and the new one goes on
+/// as the same log, with the same labels.
+#[test]
+fn a_rotated_pod_log_keeps_its_labels() {
+    let node = Node::new();
+    let log = node.write_log(("prod", "vllm-0"), "vllm", 0, 14);
+    let glob = node.pod_logs_glob();
+    let agent = RunningAgent::start(&["--log", &glob, "--path-labels", "kubernetes"]);
+    agent.wait_for("the first lines", |m| {
+        running_in(m, "prod", "vllm-0", "vllm") == Some(14.0)
+    });
+
+    let rotated = log.with_file_name("0.log.20261122-132501");
+    std::fs::rename(&log, rotated).unwrap();
+    node.write_log(("prod", "vllm-0"), "vllm", 0, 7);
+    let metrics = agent.wait_for("the reopened log's lines", |m| {
+        running_in(m, "prod", "vllm-0", "vllm") == Some(7.0)
+    });
+    let series = metrics
+        .lines()
+        .filter(|l| l.starts_with("vllm:num_requests_running{"))
+        .count();
+    assert_eq!(series, 1, "{metrics}");
+}
+
 /// The built-in pattern only knows kubelet's layout: a file elsewhere is read all the same,
 /// its series without namespace, pod and container rather than with empty ones.
 #[test]
