@@ -102,6 +102,14 @@ pub struct Cli {
     #[arg(long = "label", value_name = "NAME=VALUE")]
     pub labels: Vec<String>,
 
+    /// Labels from each log file's path, for every log: 'kubernetes' gives namespace, pod and
+    /// container from kubelet's /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log (under
+    /// any mount point), or a regex whose named captures become labels, e.g.
+    /// '/srv/(?P<team>[^/]+)/'. A file whose path does not match is read without them. A
+    /// `[[log]]` entry's own path_labels wins for its log.
+    #[arg(long = "path-labels", value_name = "kubernetes|REGEX")]
+    pub path_labels: Option<String>,
+
     /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL), which turns each stats line's throughput
     /// into tokens for the token counters: 'auto' learns it per engine from the spacing of its
     /// lines (10 until learned); a number of seconds forces it. [default: auto]

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod envelope;
 pub mod exposition;
+pub mod path_labels;
 pub mod pipeline;
 pub mod reload;
 pub mod remote_write;

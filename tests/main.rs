@@ -6,6 +6,7 @@ mod dashboards;
 mod end_to_end;
 mod http;
 mod identity;
+mod kubernetes;
 mod packaging;
 mod prometheus;
 mod registry;

@@ -257,6 +257,9 @@ fn settings_table(
             for (n, v) in &l.labels {
                 let _ = write!(text, " {n}={v}");
             }
+            if let Some(path_labels) = &l.path_labels {
+                let _ = write!(text, " path_labels {}", path_labels.given());
+            }
             text
         })
         .collect();

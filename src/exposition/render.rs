@@ -215,7 +215,7 @@ impl Exposition {
     fn state(&mut self, state: &State) {
         let logs: Vec<_> = state
             .shown_logs()
-            .map(|log| (label_set([("log", &*log.label)]), log))
+            .map(|log| (label_set(agent_labels(log)), log))
             .collect();
         engine::for_each_engine(&mut EngineRows { out: self, state });
 
@@ -437,8 +437,19 @@ impl EngineVisitor for EngineRows<'_> {
     }
 }
 
-/// A log's own labels: its `[[log]] labels`, then the global ones it does not override. Written
-/// both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
+/// The labels of the agent's own series of a log: `log`, and those its path gave.
+fn agent_labels(log: &LogState) -> impl Iterator<Item = (&str, &str)> {
+    let path = log
+        .path_labels
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()));
+    std::iter::once(("log", &*log.label)).chain(path)
+}
+
+/// A log's own labels: its `[[log]] labels`, those its path gave, then the global ones it does
+/// not override. Written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole
+/// scrape. (A capture of `path_labels` named like a label of either table is refused at
+/// start-up, so only the entry's and the global labels can meet here.)
 fn log_labels<'a>(state: &'a State, log: &'a LogState) -> Vec<(&'a str, &'a str)> {
     let global = state
         .settings
@@ -447,6 +458,7 @@ fn log_labels<'a>(state: &'a State, log: &'a LogState) -> Vec<(&'a str, &'a str)
         .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
     log.labels
         .iter()
+        .chain(&log.path_labels)
         .chain(global)
         .map(|(n, v)| (n.as_str(), v.as_str()))
         .collect()
