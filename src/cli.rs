@@ -109,6 +109,14 @@ pub struct Cli {
     #[arg(long = "label", value_name = "NAME=VALUE")]
     pub labels: Vec<String>,
 
+    /// Labels from each log file's path, for every log: 'kubernetes' gives namespace, pod and
+    /// container from kubelet's /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log (under
+    /// any mount point), or a regex whose named captures become labels, e.g.
+    /// '/srv/(?P<team>[^/]+)/'. A file whose path does not match is read without them. A
+    /// `[[log]]` entry's own path_labels wins for its log.
+    #[arg(long = "path-labels", value_name = "kubernetes|REGEX")]
+    pub path_labels: Option<String>,
+
     /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL), which turns each stats line's throughput
     /// into tokens for the token counters: 'auto' learns it per engine from the spacing of its
     /// lines (10 until learned); a number of seconds forces it. [default: auto]
@@ -158,6 +166,22 @@ pub struct Cli {
     /// neither re-counts nor resets counters even after the log was rotated. Optional.
     #[arg(long = "state-file", value_name = "PATH")]
     pub state_file: Option<PathBuf>,
+
+    /// Push every series to this Prometheus remote-write receiver (remote write 1.0: protobuf
+    /// and snappy), e.g. http://prometheus:9090/api/v1/write (Prometheus started with
+    /// --web.enable-remote-write-receiver), for a host that cannot be scraped. Repeatable.
+    /// The --labels go on every pushed series (set one that names the host, e.g.
+    /// --label instance=$(hostname)). Each receiver has a queue of 100000 samples (an hour of
+    /// 400 series at 15 s); when full the oldest are dropped and counted in
+    /// llmtail_remote_write_samples_dropped_total. Network errors, 5xx and 429 are retried
+    /// with backoff (30 ms to 5 s); other 4xx are dropped. Authentication and TLS: the config
+    /// file's [[remote_write]].
+    #[arg(long = "remote-write.url", value_name = "URL")]
+    pub remote_write_urls: Vec<String>,
+
+    /// How often the series are pushed: a duration such as 15s or 1m. [default: 15s]
+    #[arg(long = "remote-write.interval", value_name = "DURATION")]
+    pub remote_write_interval: Option<String>,
 
     /// Read a TOML config file with the same settings and per-log labels; flags win.
     #[arg(long = "config", value_name = "FILE")]

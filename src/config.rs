@@ -14,12 +14,14 @@ use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
 use crate::exposition::web_config::WebConfigHandle;
+use crate::path_labels::{PathLabels, PathLabelsError};
 use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
-/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`, ...).
-const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version"];
+/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
+/// `llmtail_remote_write_samples_sent_total{url}`, ...).
+const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
 
 /// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
 /// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
@@ -55,6 +57,8 @@ pub struct LogSettings {
     pub vllm_version: Option<String>,
     /// The zone its times without one are read in.
     pub timezone: LogZone,
+    /// `path_labels` (or `--path-labels`): labels taken from each of its files' paths.
+    pub path_labels: Option<PathLabels>,
 }
 
 /// Everything the agent runs with.
@@ -84,6 +88,8 @@ pub struct Settings {
     /// `--web.config.file`, read: TLS, basic auth and headers. The server consults this
     /// handle for every connection; `reload()` re-reads the file.
     pub web_config: Arc<WebConfigHandle>,
+    /// `--remote-write.url`, `--remote-write.interval` and `[[remote_write]]`: where to push.
+    pub remote_write: crate::remote_write::settings::RemoteWrite,
 }
 
 /// The settings in force while serving: replaced whole by a reload, read by the landing page.
@@ -120,10 +126,14 @@ struct ConfigFile {
     max_series: Option<usize>,
     log_expiry: Option<String>,
     state_file: Option<PathBuf>,
+    path_labels: Option<String>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     log: Vec<LogEntry>,
+    #[serde(default)]
+    remote_write: Vec<crate::remote_write::settings::Entry>,
+    remote_write_interval: Option<String>,
 }
 
 /// `vllm_stats_interval = 10` or `"auto"`.
@@ -152,6 +162,7 @@ struct LogEntry {
     model_name: Option<String>,
     vllm_version: Option<String>,
     timezone: Option<String>,
+    path_labels: Option<String>,
     #[serde(default)]
     labels: std::collections::BTreeMap<String, String>,
 }
@@ -337,8 +348,8 @@ impl Settings {
             ),
             None => (ConfigFile::default(), String::new()),
         };
-        let logs = log_settings(&cli, &config, &config_origin)?;
         let labels = constant_labels(&cli, &config, &config_origin)?;
+        let logs = log_settings(&cli, &config, &config_origin, &labels)?;
         let listen = cli
             .listen_address
             .clone()
@@ -362,6 +373,14 @@ impl Settings {
             .clone()
             .or(config.web.config_file.clone());
         let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        let remote_write = crate::remote_write::settings::RemoteWrite::read(
+            (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
+            (
+                &config.remote_write,
+                config.remote_write_interval.as_deref(),
+            ),
+            &config_origin,
+        )?;
         Ok(Settings {
             logs,
             listen_address,
@@ -379,6 +398,7 @@ impl Settings {
             enable_lifecycle: cli.enable_lifecycle,
             flags,
             web_config: Arc::new(web_config),
+            remote_write,
         })
     }
 }
@@ -389,6 +409,7 @@ fn log_settings(
     cli: &Cli,
     config: &ConfigFile,
     config_origin: &str,
+    constant_labels: &[(String, String)],
 ) -> Result<Vec<LogSettings>, ConfigError> {
     let mut logs: Vec<LogSettings> = Vec::new();
     let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
@@ -397,6 +418,11 @@ fn log_settings(
         config.log_timezone.as_deref(),
         config_origin,
     )?;
+    let default_path_labels = match (&cli.path_labels, &config.path_labels) {
+        (Some(given), _) => Some(("--path-labels".to_string(), given)),
+        (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given)),
+        (None, None) => None,
+    };
     for entry in &config.log {
         let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
         let mut labels = Vec::new();
@@ -408,6 +434,16 @@ fn log_settings(
             Some(name) => zone(name, &format!("{origin}, timezone"))?,
             None => default_zone.clone(),
         };
+        // The entry's own path_labels wins over --path-labels: it was written for this path.
+        let path_labels = match &entry.path_labels {
+            Some(given) => Some((format!("{origin}, path_labels"), given)),
+            None => default_path_labels
+                .as_ref()
+                .map(|(at, given)| (format!("{origin} with {at}"), *given)),
+        };
+        let path_labels = path_labels
+            .map(|(at, given)| checked_path_labels(given, &at, &labels, constant_labels))
+            .transpose()?;
         logs.push(LogSettings {
             spec: log_spec(&entry.path, &origin)?,
             given: entry.path.clone(),
@@ -416,6 +452,7 @@ fn log_settings(
             labels,
             vllm_version: entry.vllm_version.clone(),
             timezone,
+            path_labels,
         });
     }
     for given in &cli.logs {
@@ -423,6 +460,10 @@ fn log_settings(
         if logs.iter().any(|l| l.spec == spec) {
             continue;
         }
+        let path_labels = default_path_labels
+            .as_ref()
+            .map(|(at, given)| checked_path_labels(given, at, &[], constant_labels))
+            .transpose()?;
         logs.push(LogSettings {
             spec,
             given: given.clone(),
@@ -431,6 +472,7 @@ fn log_settings(
             labels: Vec::new(),
             vllm_version: None,
             timezone: default_zone.clone(),
+            path_labels,
         });
     }
     if logs.is_empty() {
@@ -469,6 +511,42 @@ fn constant_labels(
         labels.push((name, value));
     }
     Ok(labels)
+}
+
+/// A `path_labels` value (`origin` says where it was given), compiled, with each capture name
+/// checked as a `--label`'s is and refused when the log's own `labels` or the constant labels
+/// set it too: a label written twice makes Prometheus reject the whole scrape, and which of two
+/// values should win is the user's to say.
+fn checked_path_labels(
+    given: &str,
+    origin: &str,
+    own_labels: &[(String, String)],
+    constant_labels: &[(String, String)],
+) -> Result<PathLabels, ConfigError> {
+    let example = "e.g. '/srv/(?P<team>[^/]+)/(?P<model>[^/]+)/[^/]+\\.log$', or 'kubernetes'";
+    let path_labels = PathLabels::new(given).map_err(|e| match e {
+        PathLabelsError::Syntax(why) => ConfigError(format!(
+            "{origin}: {given:?} is not a regex:\n{why}\n  fix: a regex (Rust regex syntax) with named captures, {example}"
+        )),
+        PathLabelsError::NoNamedCapture => ConfigError(format!(
+            "{origin}: {given:?} has no named capture, so it would add no label\n  fix: name each part to keep with (?P<label>...), {example}"
+        )),
+    })?;
+    for name in path_labels.names() {
+        check_label_name(name, &format!("{origin}, capture (?P<{name}>...)"))?;
+        let clash = [
+            ("the entry's labels", own_labels),
+            ("[labels] or --label", constant_labels),
+        ]
+        .into_iter()
+        .find(|(_, labels)| labels.iter().any(|(n, _)| n == name));
+        if let Some((table, _)) = clash {
+            return Err(ConfigError(format!(
+                "{origin}: the capture {name:?} is a label that {table} set too\n  fix: drop {name:?} from {table}, or write path_labels as a regex whose capture has another name"
+            )));
+        }
+    }
+    Ok(path_labels)
 }
 
 /// `--web.telemetry-path`: an absolute path that is not the landing page nor under `/-/`.
@@ -743,6 +821,118 @@ mod tests {
             zones(&["--config", config, "--log-timezone", "UTC"]),
             ["Asia/Tokyo", "UTC"]
         );
+    }
+
+    /// Writes `text` as a config file in `dir` and reads it with `args`.
+    fn settings_with_config(
+        dir: &tempfile::TempDir,
+        text: &str,
+        args: &[&str],
+    ) -> Result<Settings, ConfigError> {
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(&path, text).unwrap();
+        let mut all = vec!["--config", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        settings(&all)
+    }
+
+    fn path_labels_of(log: &LogSettings) -> Option<&str> {
+        log.path_labels.as_ref().map(PathLabels::pattern)
+    }
+
+    #[test]
+    fn path_labels_kubernetes_applies_to_every_log_and_an_entrys_own_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings_with_config(
+            &dir,
+            "[[log]]\npath = \"/srv/a/vllm.log\"\npath_labels = '/srv/(?P<team>[^/]+)/'\n[[log]]\npath = \"/b.log\"\n",
+            &["--path-labels", "kubernetes", "--log", "/var/log/pods/*/*/*.log"],
+        )
+        .unwrap();
+        let patterns: Vec<_> = s.logs.iter().map(path_labels_of).collect();
+        let kubernetes = Some(crate::path_labels::KUBERNETES);
+        assert_eq!(
+            patterns,
+            [Some("/srv/(?P<team>[^/]+)/"), kubernetes, kubernetes]
+        );
+        let without = settings(&["--log", "/a.log"]).unwrap();
+        assert_eq!(path_labels_of(&without.logs[0]), None);
+    }
+
+    #[test]
+    fn path_labels_in_the_config_file_apply_to_its_logs_and_the_flag_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "path_labels = '/srv/(?P<team>[^/]+)/'\n[[log]]\npath = \"/srv/a/vllm.log\"\n";
+        let s = settings_with_config(&dir, text, &[]).unwrap();
+        assert_eq!(path_labels_of(&s.logs[0]), Some("/srv/(?P<team>[^/]+)/"));
+        let s = settings_with_config(&dir, text, &["--path-labels", "kubernetes"]).unwrap();
+        assert_eq!(
+            path_labels_of(&s.logs[0]),
+            Some(crate::path_labels::KUBERNETES)
+        );
+    }
+
+    #[test]
+    fn bad_path_labels_name_the_entry_the_problem_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |path_labels: &str, labels: &str| {
+            format!("[[log]]\npath = \"/srv/a.log\"\npath_labels = '{path_labels}'\nlabels = {{ {labels} }}\n")
+        };
+        let cases: &[(String, &[&str], &str)] = &[
+            (
+                entry("/srv/(?P<team>[a-z+", ""),
+                &[],
+                "[[log]] path \"/srv/a.log\", path_labels: \"/srv/(?P<team>[a-z+\" is not a regex",
+            ),
+            (entry("/srv/([a-z]+)", ""), &[], "has no named capture"),
+            (
+                entry("/srv/(?P<_9>[a-z]+)(?P<__x>.)", ""),
+                &[],
+                "capture (?P<__x>...): \"__x\" is not a valid Prometheus label name",
+            ),
+            (
+                entry("/srv/(?P<engine>[a-z]+)", ""),
+                &[],
+                "capture (?P<engine>...): label \"engine\" is set by llmtail itself",
+            ),
+            (
+                entry("/srv/(?P<log>[a-z]+)", ""),
+                &[],
+                "label \"log\" is set by llmtail itself",
+            ),
+            (
+                entry("/srv/(?P<gpu>[a-z]+)", "gpu = \"0\""),
+                &[],
+                "the capture \"gpu\" is a label that the entry's labels set too",
+            ),
+            (
+                entry("/srv/(?P<team>[a-z]+)", ""),
+                &["--label", "team=x"],
+                "the capture \"team\" is a label that [labels] or --label set too",
+            ),
+            (
+                String::new(),
+                &["--log", "/a.log", "--path-labels", "kubernetes", "--label", "namespace=x"],
+                "--path-labels: the capture \"namespace\" is a label that [labels] or --label set too",
+            ),
+            (
+                "[[log]]\npath = \"/srv/a.log\"\nlabels = { namespace = \"x\" }\n".to_string(),
+                &["--path-labels", "kubernetes"],
+                "[[log]] path \"/srv/a.log\" with --path-labels: the capture \"namespace\" is a label that the entry's labels set too",
+            ),
+            (
+                String::new(),
+                &["--log", "/a.log", "--path-labels", "kubernetes/(?P<pod>"],
+                "--path-labels: \"kubernetes/(?P<pod>\" is not a regex",
+            ),
+        ];
+        for (config, args, expected) in cases {
+            let err = settings_with_config(&dir, config, args)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expected), "{config} {args:?}: {err}");
+            assert!(err.contains("fix:"), "{config} {args:?}: {err}");
+        }
     }
 
     #[test]

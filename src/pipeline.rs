@@ -11,6 +11,7 @@ use llmtail_grammars::{LogTime, Outcome, Parsed};
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::{LogSettings, Settings};
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
+use crate::path_labels::PathLabels;
 use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
 use crate::state::engine::EngineSetup;
@@ -225,6 +226,19 @@ fn apply_records(
     any_record
 }
 
+/// The labels the `path_labels` of a file's log (`source`) take from the file's `path`: none
+/// without `path_labels`, `Err` with the regex when it does not match. Run once per file, when
+/// it is discovered (and at a reload), never per line.
+fn labels_from_path<'a>(
+    source: Option<&'a LogSettings>,
+    path: &str,
+) -> Result<Vec<(String, String)>, &'a PathLabels> {
+    match source.and_then(|s| s.path_labels.as_ref()) {
+        Some(path_labels) => path_labels.labels(path).ok_or(path_labels),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
     Arc::new(Mutex::new(State::new(state_settings(settings))))
@@ -404,6 +418,14 @@ impl Pipeline {
             settings.and_then(|s| s.vllm_version.as_deref()),
         );
         log_state.from_glob = from_glob;
+        log_state.path_labels = labels_from_path(settings, &label).unwrap_or_else(|path_labels| {
+            tracing::info!(
+                log = %label,
+                path_labels = path_labels.pattern(),
+                "the path does not match path_labels: its series have no labels from it"
+            );
+            Vec::new()
+        });
         if let Some(saved) = self
             .state_file
             .as_ref()
@@ -430,6 +452,8 @@ impl Pipeline {
             match source {
                 Some(source) => {
                     log.labels.clone_from(&source.labels);
+                    log.path_labels =
+                        labels_from_path(Some(source), &log.label).unwrap_or_default();
                     log.model_name.clone_from(&source.model_name);
                     log.reconfigure_engines(&EngineSetup {
                         vllm_version: source.vllm_version.as_deref(),

@@ -130,6 +130,10 @@ fn keep_what_needs_a_restart(running: &Settings, new: &mut Settings) -> Vec<&'st
     keep!(state_file, "the state file (--state-file)");
     keep!(from, "--from");
     keep!(max_line_bytes, "--max-line-bytes");
+    keep!(
+        remote_write,
+        "remote write (--remote-write.url, --remote-write.interval, [[remote_write]])"
+    );
     if new.web_config.path() != running.web_config.path() {
         kept.push("the web config file's path (--web.config.file; its content reloads)");
     }

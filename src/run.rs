@@ -40,6 +40,9 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     if settings.state_file.is_some() {
         tracing::warn!("--one-shot reads the logs from their start and ignores --state-file");
     }
+    if !settings.remote_write.targets.is_empty() {
+        tracing::warn!("--one-shot prints the metrics and pushes nothing (--remote-write.url)");
+    }
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
@@ -165,6 +168,16 @@ pub async fn serve_on(
         reload: reload_requests,
         quit: Arc::clone(&quit),
     });
+    let remote_write = crate::remote_write::queues(settings);
+    let pusher = crate::remote_write::Pusher::start(
+        settings,
+        crate::remote_write::Sources {
+            state: Arc::clone(&state),
+            clock: clock.clone(),
+            settings: live.clone(),
+            queues: Arc::clone(&remote_write),
+        },
+    );
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
@@ -172,6 +185,7 @@ pub async fn serve_on(
         clock,
         snapshots: Arc::default(),
         lifecycle,
+        remote_write,
     };
     let address = listener.local_addr().ok();
     let (tls, basic_auth) = (
@@ -194,6 +208,10 @@ pub async fn serve_on(
     stopper.stop();
     if follower.join().is_err() {
         tracing::error!("the reader thread panicked");
+    }
+    // After the reader: the last push holds every line read.
+    if let Some(pusher) = pusher {
+        pusher.stop().await;
     }
     tracing::info!("stopped");
     served.context("the HTTP server failed")

@@ -23,7 +23,7 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
 /// A Prometheus server on a loopback port, scraping every second, killed when dropped.
 pub(crate) struct Prometheus {
     child: Child,
-    addr: std::net::SocketAddr,
+    pub(crate) addr: std::net::SocketAddr,
     _dir: tempfile::TempDir,
 }
 
@@ -41,34 +41,56 @@ impl Prometheus {
         let config = format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
         );
-        Prometheus::start(binary, &config, None)
+        let addr = crate::support::agent::free_address().parse().unwrap();
+        Prometheus::start(binary, &config, addr, &[])
+    }
+
+    /// Scrapes nothing and takes remote writes on `addr` (`/api/v1/write`), as a Prometheus
+    /// that a host behind NAT pushes to.
+    pub(crate) fn receiving(binary: &Path, addr: std::net::SocketAddr) -> Prometheus {
+        Prometheus::start(
+            binary,
+            "global: {}\n",
+            addr,
+            &["--web.enable-remote-write-receiver"],
+        )
     }
 
     /// Scrapes nothing and serves the TSDB in `data` (blocks `promtool tsdb
     /// create-blocks-from` wrote), keeping blocks of any age (they are deleted past the
     /// retention, 15 days by default, otherwise).
     pub(crate) fn on_blocks(binary: &Path, data: &Path) -> Prometheus {
-        Prometheus::start(binary, "global:\n  scrape_interval: 1m\n", Some(data))
+        let addr = crate::support::agent::free_address().parse().unwrap();
+        let storage = format!("--storage.tsdb.path={}", data.display());
+        Prometheus::start(
+            binary,
+            "global: {}\n",
+            addr,
+            &[&storage, "--storage.tsdb.retention.time=100y"],
+        )
     }
 
-    fn start(binary: &Path, config_text: &str, data: Option<&Path>) -> Prometheus {
+    /// Started with `config_text` as its config file, on `addr`, with more `flags` (its TSDB in
+    /// a temporary directory unless they name one).
+    pub(crate) fn start(
+        binary: &Path,
+        config_text: &str,
+        addr: std::net::SocketAddr,
+        flags: &[&str],
+    ) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         std::fs::write(&config, config_text).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let storage = data.map_or_else(|| dir.path().join("data"), Path::to_path_buf);
         let mut command = Command::new(binary);
         command
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--storage.tsdb.path={}", storage.display()))
-            .arg(format!("--web.listen-address={addr}"));
-        if data.is_some() {
-            command.arg("--storage.tsdb.retention.time=100y");
+            .arg(format!("--web.listen-address={addr}"))
+            .args(flags);
+        if !flags.iter().any(|f| f.starts_with("--storage.tsdb.path=")) {
+            command.arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ));
         }
         let child = command
             .stdout(Stdio::null())
@@ -91,7 +113,7 @@ impl Prometheus {
     }
 
     /// The value of an instant query that returns one series, once it returns one.
-    fn query(&self, promql: &str) -> Option<f64> {
+    pub(crate) fn query(&self, promql: &str) -> Option<f64> {
         let body = self.api(&format!("/api/v1/query?query={}", encode(promql)))?;
         // {"status":"success","data":{"resultType":"vector","result":[{"metric":{...},"value":[1234.5,"14"]}]}}
         let value = body.split("\"value\":[").nth(1)?;
@@ -133,7 +155,7 @@ impl Prometheus {
 
     /// Waits until an instant query returns no series: a series that left the exposition is
     /// marked stale at the next scrape.
-    fn wait_for_none(&self, promql: &str) {
+    pub(crate) fn wait_for_none(&self, promql: &str) {
         let mut last = None;
         let held = eventually(|| {
             last = self.query(promql);
@@ -178,7 +200,8 @@ impl Drop for Prometheus {
     }
 }
 
-const LOG: &str = "\
+/// Two vLLM engines, up at [`crate::support::agent::TESTS_NOW`].
+pub(crate) const LOG: &str = "\
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True
 (EngineCore_DP0 pid=276) INFO 11-22 13:20:30 [kv_cache_utils.py:1305] GPU KV cache size: 2,042,016 tokens
 (APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%

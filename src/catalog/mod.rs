@@ -316,6 +316,43 @@ pub mod agent {
         source: "the binary",
     };
 
+    pub const REMOTE_WRITE_SAMPLES_SENT: Metric = Metric {
+        name: "llmtail_remote_write_samples_sent",
+        kind: Kind::Counter,
+        help: "Samples a remote-write receiver accepted (answered 2xx).",
+        labels: "`url`",
+        source: "each --remote-write.url or [[remote_write]] receiver",
+    };
+    pub const REMOTE_WRITE_SAMPLES_FAILED: Metric = Metric {
+        name: "llmtail_remote_write_samples_failed",
+        kind: Kind::Counter,
+        help: "Samples in remote-write requests that failed and are retried (a network error, a timeout, 5xx or 429); each failed attempt counts its samples.",
+        labels: "`url`",
+        source: "each remote-write receiver",
+    };
+    pub const REMOTE_WRITE_SAMPLES_DROPPED: Metric = Metric {
+        name: "llmtail_remote_write_samples_dropped",
+        kind: Kind::Counter,
+        help: "Samples that will never reach the receiver: refused with a 4xx other than 429, pushed out of a full queue (oldest first), or still queued when the agent stopped.",
+        labels: "`url`",
+        source: "each remote-write receiver",
+    };
+    pub const REMOTE_WRITE_QUEUE_SAMPLES: Metric = Metric {
+        name: "llmtail_remote_write_queue_samples",
+        kind: Kind::Gauge,
+        help: "Samples waiting to be sent, the request in flight included (at most 100000 queued).",
+        labels: "`url`",
+        source: "each remote-write receiver",
+    };
+
+    /// The remote-write queues' series, in exposition order (after all the others).
+    pub const REMOTE_WRITE: &[Metric] = &[
+        REMOTE_WRITE_SAMPLES_SENT,
+        REMOTE_WRITE_SAMPLES_FAILED,
+        REMOTE_WRITE_SAMPLES_DROPPED,
+        REMOTE_WRITE_QUEUE_SAMPLES,
+    ];
+
     /// In exposition order.
     pub const ALL: &[Metric] = &[
         LINES_READ,
@@ -333,6 +370,10 @@ pub mod agent {
         CONFIG_LAST_RELOAD_SUCCESSFUL,
         CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP,
         BUILD_INFO,
+        REMOTE_WRITE_SAMPLES_SENT,
+        REMOTE_WRITE_SAMPLES_FAILED,
+        REMOTE_WRITE_SAMPLES_DROPPED,
+        REMOTE_WRITE_QUEUE_SAMPLES,
     ];
 }
 

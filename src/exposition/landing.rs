@@ -257,6 +257,9 @@ fn settings_table(
             for (n, v) in &l.labels {
                 let _ = write!(text, " {n}={v}");
             }
+            if let Some(path_labels) = &l.path_labels {
+                let _ = write!(text, " path_labels {}", path_labels.given());
+            }
             text
         })
         .collect();
@@ -340,6 +343,35 @@ fn web_config(settings: &Settings) -> String {
     let users = handle.current().users.len();
     let tls = if handle.is_tls() { "TLS" } else { "plain HTTP" };
     format!("{}: {tls}, basic auth for {users} users", path.display())
+}
+
+/// One row per remote-write receiver: its counters, dropped samples in red.
+fn remote_write_table(queues: &crate::remote_write::Queues) -> Option<Table> {
+    use crate::remote_write::queue::Counters;
+    if queues.is_empty() {
+        return None;
+    }
+    let rows = queues
+        .iter()
+        .map(|queue| {
+            let c = &queue.counters;
+            let dropped = Counters::get(&c.dropped);
+            let tone = if dropped > 0 { Tone::Bad } else { Tone::Good };
+            vec![
+                Cell::code(c.url.clone()),
+                Cell::plain(Counters::get(&c.sent).to_string()),
+                Cell::plain(Counters::get(&c.failed).to_string()),
+                Cell::toned(dropped.to_string(), tone),
+                Cell::plain(Counters::get(&c.queued).to_string()),
+            ]
+        })
+        .collect();
+    Some(Table {
+        title: "Remote write (samples pushed)",
+        headers: vec!["receiver", "sent", "failed (retried)", "dropped", "queued"],
+        rows,
+        empty: "",
+    })
 }
 
 fn build_table() -> Table {
@@ -438,6 +470,16 @@ impl Page {
                 .chain([settings_table(settings, reload, now), build_table()])
                 .collect(),
         }
+    }
+
+    /// Adds how the pushes to each remote-write receiver fare, before the settings (nothing
+    /// without receivers).
+    pub fn with_remote_write(mut self, queues: &crate::remote_write::Queues) -> Page {
+        if let Some(table) = remote_write_table(queues) {
+            let settings = self.tables.len().saturating_sub(2);
+            self.tables.insert(settings, table);
+        }
+        self
     }
 
     pub fn html(&self) -> String {

@@ -40,6 +40,8 @@ pub struct Shared {
     pub snapshots: Arc<Snapshots>,
     /// `--web.enable-lifecycle`: `/-/reload` and `/-/quit` are served.
     pub lifecycle: Option<Lifecycle>,
+    /// The remote-write receivers' queues, whose series follow the state's.
+    pub remote_write: crate::remote_write::Queues,
 }
 
 /// How `/-/reload` and `/-/quit` reach the rest of the agent.
@@ -47,6 +49,19 @@ pub struct Shared {
 pub struct Lifecycle {
     pub reload: tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>,
     pub quit: Arc<tokio::sync::Notify>,
+}
+
+/// What a scrape gets: the state's series, then the remote-write queues' own. Pushes send
+/// exactly this.
+pub fn exposition(
+    state: &Arc<Mutex<State>>,
+    remote_write: &crate::remote_write::Queues,
+    format: Format,
+    now: f64,
+) -> String {
+    let mut body = render::render(state, format, now);
+    crate::remote_write::metrics::append(&mut body, remote_write, format);
+    body
 }
 
 /// The router: metrics, landing page, health.
@@ -114,9 +129,12 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::negotiate(accept);
     let (state, clock) = (Arc::clone(&shared.state), shared.clock.clone());
+    let queues = Arc::clone(&shared.remote_write);
     let body = shared
         .snapshots
-        .get(format, move || render::render(&state, format, clock.now()))
+        .get(format, move || {
+            exposition(&state, &queues, format, clock.now())
+        })
         .await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
@@ -148,7 +166,7 @@ async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> R
     let page = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
-        landing::Page::gather(&state, &settings, now)
+        landing::Page::gather(&state, &settings, now).with_remote_write(&shared.remote_write)
     };
     let wants_html = headers
         .get(header::ACCEPT)

@@ -81,7 +81,7 @@ pub fn render(state: &Arc<Mutex<State>>, format: Format, now: f64) -> String {
 }
 
 /// Appends a label value with the exposition's escapes (`\\`, `\"`, `\n`).
-fn push_escaped(out: &mut String, value: &str) {
+pub(crate) fn push_escaped(out: &mut String, value: &str) {
     // memchr3: `contains` with a set of chars tests them one char at a time, and a replay
     // escapes every unit's labels after every stats line.
     if memchr::memchr3(b'\\', b'"', b'\n', value.as_bytes()).is_none() {
@@ -264,7 +264,7 @@ impl Exposition {
     fn state(&mut self, state: &State) {
         let logs: Vec<_> = state
             .shown_logs()
-            .map(|log| (label_set([("log", &*log.label)]), log))
+            .map(|log| (label_set(agent_labels(log)), log))
             .collect();
         engine::for_each_engine(&mut EngineRows { out: self, state });
 
@@ -525,7 +525,7 @@ pub fn engine_samples(
     if series.is_empty() {
         return;
     }
-    let common = label_set([("log", &*log.label)]);
+    let common = label_set(agent_labels(log));
     for (metric, value) in series {
         out.family(metric);
         out.sample(metric.name, total_suffix(metric), None, &common, value);
@@ -560,8 +560,19 @@ fn total_suffix(metric: &Metric) -> &'static str {
     }
 }
 
-/// A log's own labels: its `[[log]] labels`, then the global ones it does not override. Written
-/// both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole scrape.
+/// The labels of the agent's own series of a log: `log`, and those its path gave.
+fn agent_labels(log: &LogState) -> impl Iterator<Item = (&str, &str)> {
+    let path = log
+        .path_labels
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()));
+    std::iter::once(("log", &*log.label)).chain(path)
+}
+
+/// A log's own labels: its `[[log]] labels`, those its path gave, then the global ones it does
+/// not override. Written both ways, `{gpu="0",gpu="all"}` makes Prometheus reject the whole
+/// scrape. (A capture of `path_labels` named like a label of either table is refused at
+/// start-up, so only the entry's and the global labels can meet here.)
 fn log_labels<'a>(settings: &'a StateSettings, log: &'a LogState) -> Vec<(&'a str, &'a str)> {
     let global = settings
         .constant_labels
@@ -569,6 +580,7 @@ fn log_labels<'a>(settings: &'a StateSettings, log: &'a LogState) -> Vec<(&'a st
         .filter(|(name, _)| !log.labels.iter().any(|(own, _)| own == name));
     log.labels
         .iter()
+        .chain(&log.path_labels)
         .chain(global)
         .map(|(n, v)| (n.as_str(), v.as_str()))
         .collect()

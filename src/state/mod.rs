@@ -201,6 +201,9 @@ pub struct LogState {
     pub source: LogSpec,
     /// Labels from the config file's `[[log]]` entry for this source.
     pub labels: Vec<(String, String)>,
+    /// Labels its `path_labels` took from this file's path (none when the path did not match).
+    /// On every series of the file, the agent's own per-log ones too.
+    pub path_labels: Vec<(String, String)>,
     /// The `[[log]]` entry's model name, before `--model-name`.
     pub model_name: Option<String>,
     pub io: LogIo,
@@ -241,6 +244,7 @@ impl LogState {
             label,
             source,
             labels,
+            path_labels: Vec::new(),
             model_name,
             io: LogIo::default(),
             parsed: Vec::new(),

@@ -113,6 +113,10 @@ pub struct SglangScheduler {
     #[serde(with = "float::option")]
     pub decode_transfer_queue: Option<f64>,
     #[serde(with = "float::option")]
+    pub max_total_num_tokens: Option<f64>,
+    #[serde(with = "float::option")]
+    pub max_running_requests: Option<f64>,
+    #[serde(with = "float::option")]
     pub prefill_tokens: Option<f64>,
     #[serde(with = "float::option")]
     pub prefill_cached_tokens: Option<f64>,
@@ -304,6 +308,15 @@ impl SglangLog {
             SglangRecord::Retract { retract, .. } => {
                 scheduler.retracted_requests =
                     add(scheduler.retracted_requests, count(retract.retracted_reqs));
+            }
+            SglangRecord::Capacity { capacity, .. } => {
+                scheduler.max_total_num_tokens = Some(count(capacity.max_total_num_tokens));
+                scheduler.max_running_requests = Some(count(capacity.max_running_requests));
+                // A start-up line: a new run, no stats line yet.
+                if let Some(at) = at {
+                    scheduler.phase = Phase::Starting { since: at };
+                }
+                scheduler.more_due = false;
             }
         }
         Ok(())

@@ -4,8 +4,8 @@
 //!   `SGLANG_LOG_FORWARD_ITERS=1`), `Decode batch, ` (0.5.4.postN on), or no label at all (0.1.14:
 //!   `#running-req: N, #token: N, token usage: x, #queue-req: N`);
 //! - prefill: `Prefill batch` with the same separators, `Prefill batch(mixed #running-req: N). `
-//!   (0.2.14-0.3.5 mixed chunked prefill). 0.1.14's `new fill batch. #seq: N. ...` holds no
-//!   first-stage piece (see the module above) and is not read.
+//!   (0.2.14-0.3.5 mixed chunked prefill), and 0.1.14's `new fill batch. #seq: N. ...` whose
+//!   parts are joined by `. ` with underscore names.
 //!
 //! The body is `key: value` parts joined by `, `, with or without a trailing `, `; new parts
 //! arrive every release, so a part with an unknown key is skipped when its value looks like one
@@ -212,12 +212,17 @@ pub enum Label<'a> {
         mixed_running: Option<u64>,
         body: &'a str,
     },
+    /// 0.1.14's `new fill batch. `.
+    NewFill(&'a str),
     /// A message that starts like a batch line but whose label is cut or changed.
     Broken(&'static str),
 }
 
 /// The label at the start of `message`, or `None` when it is no batch line.
 pub fn label(message: &str) -> Option<Label<'_>> {
+    if let Some(body) = message.strip_prefix("new fill batch. ") {
+        return Some(Label::NewFill(body));
+    }
     if message.starts_with("#running-req: ") {
         return Some(Label::Decode {
             iteration: None,
@@ -428,6 +433,33 @@ fn percent(value: &str) -> Option<f64> {
     fixed(value.strip_suffix('%')?)
 }
 
+/// 0.1.14: `#seq: 1. #cached_token: 0. #new_token: 8. #remaining_req: 0. #running_req: 0.
+/// tree_cache_hit_rate: 0.00%.`
+pub fn new_fill(body: &str) -> Option<SglangPrefill<'static>> {
+    let mut p = SglangPrefill::default();
+    let (mut seqs, mut new, mut cached, mut queue, mut running) = (None, None, None, None, None);
+    for part in parts(body, ". ") {
+        let (key, value) = pair(part)?;
+        match key {
+            "#seq" => set(&mut seqs, whole(value, uint))?,
+            "#cached_token" => set(&mut cached, whole(value, uint))?,
+            "#new_token" => set(&mut new, whole(value, uint))?,
+            // The requests left in the queue once this batch was taken from it.
+            "#remaining_req" => set(&mut queue, whole(value, uint))?,
+            "#running_req" => set(&mut running, whole(value, uint))?,
+            "tree_cache_hit_rate" => set(&mut p.cache_hit_rate_percent, percent(value))?,
+            _ => return None,
+        }
+    }
+    p.new_seqs = seqs?;
+    p.new_tokens = new?;
+    p.cached_tokens = cached?;
+    p.queue_reqs = queue?;
+    p.running_reqs = Some(running?);
+    p.cache_hit_rate_percent?;
+    Some(p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,6 +467,7 @@ mod tests {
     #[test]
     fn a_trailing_separator_is_no_part() {
         assert_eq!(parts("a: 1, b: 2, ", ", ").count(), 2);
+        assert_eq!(parts("a: 1. b: 2.00%.", ". ").last(), Some("b: 2.00%"));
     }
 
     #[test]

@@ -1,10 +1,5 @@
-//! SGLang: the scheduler's `Decode batch` / `Prefill batch` lines in every era (0.1.20 to
-//! 0.5.23, and 0.1.14's unlabelled decode line) and its 0.4.7+ retraction warnings.
-//!
-//! Not read, for want of a first-stage piece (the dispatch's budget allowed one new piece, and
-//! `-req: ` is in every batch line): 0.1.14's `new fill batch. ` prefill line (`#running_req`,
-//! underscores), the retraction line to 0.4.6 (`Decode out of memory happened. #retracted_reqs`),
-//! and the start-up `max_total_num_tokens=..., max_running_requests=...` line.
+//! SGLang: the scheduler's `Decode batch` / `Prefill batch` lines in every era (0.1.14 to
+//! 0.5.23), its retraction warnings and its startup capacity line.
 //!
 //! A line is a record head ([`head`]: `[date time{.ms} DPn TPn ...] `, `[HH:MM:SS TPn] `, or
 //! none before 0.2.14, with Ray's and compose's prefixes in front) and a message; the message's
@@ -22,28 +17,35 @@ use crate::{Outcome, Parsed};
 
 pub use batch::{Graph, SglangDecode, SglangPrefill, TokenUsage};
 pub use head::Ranks;
-pub use startup::SglangRetract;
+pub use startup::{SglangCapacity, SglangRetract};
 
-/// Substrings at least one of which every line this module parses contains: `#queue-req: ` and
-/// `#running-req: `, which every decode and prefill line has printed since 0.1.14 (0.1.14's
-/// decode line; the mixed prefill label too), and the 0.4.7+ retraction line's start.
-pub const ANCHORS: &[&str] = &["-req: ", "KV cache pool is full"];
+/// Substrings at least one of which every line this module parses contains: the queue field
+/// every decode and prefill line has printed since 0.1.14 (and `#running-req: ` of the mixed
+/// prefill label), `#new_token` of 0.1.14's `new fill batch` line (`#new_token: `) and of every
+/// retraction line (`#new_token_ratio: `, since 0.1.x), and the capacity line's first key.
+pub const ANCHORS: &[&str] = &["-req: ", "#new_token", "max_total_num_tokens="];
 
 /// SGLang in the dispatch's registry ([`crate::ENGINES`]).
 pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "sglang",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
-    grammar_names: &["sglang_decode", "sglang_prefill", "sglang_retract"],
+    grammar_names: &[
+        "sglang_decode",
+        "sglang_prefill",
+        "sglang_retract",
+        "sglang_capacity",
+    ],
     read_message,
 };
 
-/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]): one new piece, `-req: `,
-/// in every decode and prefill line since 0.1.20 (`#running-req: `, `#queue-req: `) and in
-/// 0.1.14's decode line; it starts with `-re`, rare at a word's start in prose, and is longer
-/// than three bytes (a three-byte piece made Teddy fingerprint every piece by three bytes).
-/// The retraction line holds vLLM's `KV cache` already.
-const FIRST_STAGE: &[&str] = &["-req: ", "KV cache"];
+/// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]), three new ones:
+/// `-req: ` is in every decode and prefill line since 0.1.20 (`#running-req: `, `#queue-req: `)
+/// and in 0.1.14's decode line; `#new_token` in 0.1.14's prefill line and every retraction line;
+/// `l_num_tokens=` in the capacity line. Each starts with bytes rare in prose and in the request
+/// lines vLLM writes (`_req`, in every `lora_request`, cost the one-shot benchmark 31%), and each
+/// is four bytes or longer (a three-byte piece made Teddy fingerprint every piece by three bytes).
+const FIRST_STAGE: &[&str] = &["-req: ", "#new_token", "l_num_tokens="];
 
 /// What one SGLang line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +69,12 @@ pub enum SglangRecord<'a> {
         #[serde(flatten)]
         retract: SglangRetract,
     },
+    Capacity {
+        #[serde(flatten)]
+        ranks: Ranks,
+        #[serde(flatten)]
+        capacity: SglangCapacity,
+    },
 }
 
 impl SglangRecord<'_> {
@@ -76,6 +84,7 @@ impl SglangRecord<'_> {
             SglangRecord::Decode { .. } => "sglang_decode",
             SglangRecord::Prefill { .. } => "sglang_prefill",
             SglangRecord::Retract { .. } => "sglang_retract",
+            SglangRecord::Capacity { .. } => "sglang_capacity",
         }
     }
 
@@ -84,7 +93,8 @@ impl SglangRecord<'_> {
         match self {
             SglangRecord::Decode { ranks, .. }
             | SglangRecord::Prefill { ranks, .. }
-            | SglangRecord::Retract { ranks, .. } => ranks,
+            | SglangRecord::Retract { ranks, .. }
+            | SglangRecord::Capacity { ranks, .. } => ranks,
         }
     }
 
@@ -108,6 +118,7 @@ impl SglangRecord<'_> {
             SglangRecord::Retract { retract: r, .. } => {
                 magnitude(r.new_token_ratio_before) && magnitude(r.new_token_ratio_after)
             }
+            SglangRecord::Capacity { capacity: c, .. } => c.max_total_num_tokens > 0,
         }
     }
 }
@@ -133,6 +144,9 @@ fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>
             } => batch::prefill(iteration, mixed_running, body)
                 .map(|stats| Some(SglangRecord::Prefill { ranks, stats }))
                 .ok_or("sglang_prefill"),
+            Label::NewFill(body) => batch::new_fill(body)
+                .map(|stats| Some(SglangRecord::Prefill { ranks, stats }))
+                .ok_or("sglang_prefill"),
             Label::Broken(grammar) => Err(grammar),
         };
     }
@@ -140,6 +154,11 @@ fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>
         return startup::retract(body)
             .map(|retract| Some(SglangRecord::Retract { ranks, retract }))
             .ok_or("sglang_retract");
+    }
+    if startup::is_capacity(message) {
+        return startup::capacity(message)
+            .map(|capacity| Some(SglangRecord::Capacity { ranks, capacity }))
+            .ok_or("sglang_capacity");
     }
     Ok(None)
 }

@@ -1,14 +1,28 @@
-//! The scheduler's retraction warning under KV-cache pressure (formats doc section 1.7), from
-//! 0.4.7 (`KV cache pool is full. Retract requests. `); the earlier `Decode out of memory
-//! happened. ` holds no first-stage piece and is not read.
+//! The scheduler's other lines worth a series: its capacity at startup, and retraction under
+//! KV-cache pressure (formats doc section 1.7).
 
 use serde::Serialize;
 
 use crate::number::{float, uint};
 use crate::vllm::fields::{set_once as set, whole};
 
-/// A retraction: `KV cache pool is full. Retract requests. #retracted_reqs: N, ...` (0.4.7+;
-/// `#aborted_retracted_reqs` from 0.5.3, `#new_tokens_gained` from 0.5.10).
+/// `max_total_num_tokens=N, chunked_prefill_size=N, max_prefill_tokens=N,
+/// max_running_requests=N, context_len=N` (other `key=value` parts skipped).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SglangCapacity {
+    pub max_total_num_tokens: u64,
+    pub max_running_requests: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunked_prefill_size: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_prefill_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_len: Option<u64>,
+}
+
+/// A retraction: `Decode out of memory happened. #retracted_reqs: N, ...` (to 0.4.6; 0.1.x in
+/// lower case with `, `) or `KV cache pool is full. Retract requests. #retracted_reqs: N, ...`
+/// (0.4.7+).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SglangRetract {
     pub retracted_reqs: u64,
@@ -25,7 +39,10 @@ pub struct SglangRetract {
 
 /// The start of a retraction message, or `None`.
 pub fn retract_body(message: &str) -> Option<&str> {
-    message.strip_prefix("KV cache pool is full. Retract requests. ")
+    message
+        .strip_prefix("KV cache pool is full. Retract requests. ")
+        .or_else(|| message.strip_prefix("Decode out of memory happened. "))
+        .or_else(|| message.strip_prefix("decode out of memory happened, "))
 }
 
 pub fn retract(body: &str) -> Option<SglangRetract> {
@@ -57,6 +74,38 @@ fn decimal(value: &str) -> Option<f64> {
     let (_, decimals) = value.split_once('.')?;
     (!decimals.is_empty()).then_some(())?;
     whole(value, float)
+}
+
+/// True when `message` is the capacity line (it starts with its first key).
+pub fn is_capacity(message: &str) -> bool {
+    message.starts_with("max_total_num_tokens=")
+}
+
+pub fn capacity(message: &str) -> Option<SglangCapacity> {
+    let mut c = SglangCapacity::default();
+    let (mut total, mut running) = (None, None);
+    for part in message.trim_end().split(", ") {
+        let (key, value) = part.split_once('=')?;
+        match key {
+            "max_total_num_tokens" => set(&mut total, whole(value, uint))?,
+            "max_running_requests" => set(&mut running, whole(value, uint))?,
+            // -1 disables chunked prefill.
+            "chunked_prefill_size" => set(
+                &mut c.chunked_prefill_size,
+                whole(value, crate::number::int),
+            )?,
+            "max_prefill_tokens" => set(&mut c.max_prefill_tokens, whole(value, uint))?,
+            "context_len" => set(&mut c.context_len, whole(value, uint))?,
+            _ if !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                && !value.is_empty()
+                && value.len() <= 32 => {}
+            _ => return None,
+        }
+    }
+    c.max_total_num_tokens = total?;
+    c.max_running_requests = running?;
+    Some(c)
 }
 
 #[cfg(test)]
