@@ -54,7 +54,7 @@ while IFS= read -r path; do
   [ -d "$path" ] || echo "$path"
 done <<<"$files"
 unit=/usr/lib/systemd/system/llmtail.service
-expected=(/usr/bin/llmtail "$unit" /etc/llmtail/llmtail.toml /usr/share/man/man1/llmtail.1.gz)
+expected=(/usr/bin/llmtail "$unit" /etc/llmtail/llmtail.toml /usr/share/man/man1/llmtail.1.gz /usr/share/man/man1/llmtail-replay.1.gz)
 # Every alert file and dashboard in the tree (not the script that writes the dashboards),
 # found here rather than listed, so that a new one left out of [package.metadata.deb] assets
 # fails the check.
@@ -88,6 +88,7 @@ enabled=$(systemctl is-enabled llmtail.service 2>&1 || true)
 
 echo "== the man page"
 zcat /usr/share/man/man1/llmtail.1.gz | cmp - packaging/llmtail.1 || fail "the installed man page differs from packaging/llmtail.1"
+zcat /usr/share/man/man1/llmtail-replay.1.gz | cmp - packaging/llmtail-replay.1 || fail "the installed man page differs from packaging/llmtail-replay.1"
 page=$(MANWIDTH=100 man -l /usr/share/man/man1/llmtail.1.gz 2>&1)
 for expected_text in "--web.listen-address" "Exit codes" "LLMTAIL_LOG"; do
   grep -qF -- "$expected_text" <<<"$page" || fail "man llmtail lacks \"$expected_text\":"$'\n'"$page"
