@@ -178,6 +178,19 @@ impl Prometheus {
             "Prometheus query {promql}: expected {expected}, last answer {last:?}"
         );
     }
+
+    /// Waits until an instant query returns one series whose value is `least` or more.
+    pub(crate) fn wait_for_at_least(&self, promql: &str, least: f64) {
+        let mut last = None;
+        let held = eventually(|| {
+            last = self.query(promql);
+            last.is_some_and(|v| v >= least)
+        });
+        assert!(
+            held,
+            "Prometheus query {promql}: expected at least {least}, last answer {last:?}"
+        );
+    }
 }
 
 /// `text` percent-encoded for a query string.
