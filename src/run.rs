@@ -12,7 +12,7 @@ use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Clock, Pipeline};
 use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
-use crate::source::{LogSpec, Reader, SourceOptions};
+use crate::source::{LogSpec, Reader, SourceOptions, Stopper};
 use crate::state::ConfigReload;
 
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
@@ -122,35 +122,10 @@ pub async fn serve_on(
         .unwrap_or_else(|e| e.into_inner())
         .config_reload = Some(ConfigReload::loaded_at(clock.now()));
     let (reconfigure, reconfigurations) = std::sync::mpsc::channel();
-    let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone())
+    let pipeline = Pipeline::new(settings, state.clone(), clock.clone())
         .with_service_manager(ServiceManager::from_environment())
         .with_reconfigurations(reconfigurations);
-    // A state file we cannot use is no reason not to start: the logs rebuild the state.
-    let restored = settings
-        .state_file
-        .as_deref()
-        .and_then(|path| match Checkpoint::load(path) {
-            Ok(restored) => restored,
-            Err(e) => {
-                tracing::warn!("{e}");
-                None
-            }
-        });
-    let reader = reader(settings, restored.as_ref())?;
-    if let Some(path) = &settings.state_file {
-        if let Some(checkpoint) = &restored {
-            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), files = checkpoint.files.len(), "resuming from the state file");
-        }
-        pipeline = pipeline.with_state_file(path.clone(), restored, reader.known_files());
-    }
-    let stopper = reader.stopper();
-    let follower = std::thread::Builder::new()
-        .name("llmtail-reader".into())
-        .spawn(move || {
-            reader.follow(&mut pipeline);
-            pipeline.finish();
-        })
-        .context("cannot start the reader thread")?;
+    let (stopper, follower) = follow_logs(settings, pipeline)?;
 
     let live = LiveSettings::new(settings.clone());
     let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
@@ -215,6 +190,41 @@ pub async fn serve_on(
     }
     tracing::info!("stopped");
     served.context("the HTTP server failed")
+}
+
+/// Follows the logs on a thread of their own, going on from the state file if there is one:
+/// the reader's stopper and the thread, to join once stopped.
+fn follow_logs(
+    settings: &Settings,
+    mut pipeline: Pipeline,
+) -> anyhow::Result<(Stopper, std::thread::JoinHandle<()>)> {
+    // A state file we cannot use is no reason not to start: the logs rebuild the state.
+    let restored = settings
+        .state_file
+        .as_deref()
+        .and_then(|path| match Checkpoint::load(path) {
+            Ok(restored) => restored,
+            Err(e) => {
+                tracing::warn!("{e}");
+                None
+            }
+        });
+    let reader = reader(settings, restored.as_ref())?;
+    if let Some(path) = &settings.state_file {
+        if let Some(checkpoint) = &restored {
+            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), files = checkpoint.files.len(), "resuming from the state file");
+        }
+        pipeline = pipeline.with_state_file(path.clone(), restored, reader.known_files());
+    }
+    let stopper = reader.stopper();
+    let follower = std::thread::Builder::new()
+        .name("llmtail-reader".into())
+        .spawn(move || {
+            reader.follow(&mut pipeline);
+            pipeline.finish();
+        })
+        .context("cannot start the reader thread")?;
+    Ok((stopper, follower))
 }
 
 /// Completes on SIGTERM (systemd stop) or SIGINT (Ctrl-C).
