@@ -286,16 +286,26 @@ impl History {
     pub fn write(mut self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut text = String::with_capacity(1 << 20);
         let mut digits = Digits::default();
+        let mut value_text = String::new();
         for family in &self.families {
             text.push_str(&family.header);
             for &id in &family.series {
                 let series = &mut self.series[id];
                 // A log whose clock went back (or lines written out of order) is put in order.
                 series.samples.sort();
+                // A series' value is often the one before (a counter at rest, an engine's
+                // gauges written again at the other engine's lines): its digits are kept
+                // rather than formatted again (formatting was a fifth of a replay).
+                let mut last_value: Option<u64> = None;
                 for (time, value) in series.samples.iter() {
                     text.push_str(&series.key);
                     text.push(' ');
-                    push_value(&mut text, value, &mut digits);
+                    if last_value != Some(value.to_bits()) {
+                        value_text.clear();
+                        push_value(&mut value_text, value, &mut digits);
+                        last_value = Some(value.to_bits());
+                    }
+                    text.push_str(&value_text);
                     text.push(' ');
                     push_timestamp(&mut text, time, &mut digits);
                     text.push('\n');
