@@ -89,11 +89,15 @@ enabled=$(systemctl is-enabled llmtail.service 2>&1 || true)
 echo "== the man page"
 zcat /usr/share/man/man1/llmtail.1.gz | cmp - packaging/llmtail.1 || fail "the installed man page differs from packaging/llmtail.1"
 zcat /usr/share/man/man1/llmtail-replay.1.gz | cmp - packaging/llmtail-replay.1 || fail "the installed man page differs from packaging/llmtail-replay.1"
-page=$(MANWIDTH=100 man -l /usr/share/man/man1/llmtail.1.gz 2>&1)
+# Neither justified (it widens spaces: "Exit  codes") nor hyphenated, so that the words
+# looked for read as written.
+page=$(MANWIDTH=100 man --nj --nh -l /usr/share/man/man1/llmtail.1.gz 2>&1)
 for expected_text in "--web.listen-address" "Exit codes" "LLMTAIL_LOG"; do
   grep -qF -- "$expected_text" <<<"$page" || fail "man llmtail lacks \"$expected_text\":"$'\n'"$page"
 done
 [ "$(man -w llmtail)" = /usr/share/man/man1/llmtail.1.gz ] || fail "man -w llmtail finds $(man -w llmtail)"
+replay_page=$(MANWIDTH=100 man --nj --nh -l /usr/share/man/man1/llmtail-replay.1.gz 2>&1)
+grep -qF -- "promtool tsdb create-blocks-from openmetrics" <<<"$replay_page" || fail "man llmtail-replay lacks the promtool command:"$'\n'"$replay_page"
 
 echo "== upgrade over itself: an edited conffile is kept"
 echo "# edited by deb-check" >>/etc/llmtail/llmtail.toml
