@@ -65,6 +65,9 @@ pub struct LogSettings {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub logs: Vec<LogSettings>,
+    /// The zone of times printed without one, for logs without a `timezone` of their own:
+    /// `--log-timezone`, else the config file's `log_timezone`, else the agent's own zone.
+    pub log_timezone: LogZone,
     pub listen_address: SocketAddr,
     /// `--web.max-connections`.
     pub max_connections: usize,
@@ -349,7 +352,12 @@ impl Settings {
             None => (ConfigFile::default(), String::new()),
         };
         let labels = constant_labels(&cli, &config, &config_origin)?;
-        let logs = log_settings(&cli, &config, &config_origin, &labels)?;
+        let log_timezone = default_zone(
+            cli.log_timezone.as_deref(),
+            config.log_timezone.as_deref(),
+            &config_origin,
+        )?;
+        let logs = log_settings(&cli, &config, &config_origin, (&labels, &log_timezone))?;
         let listen = cli
             .listen_address
             .clone()
@@ -383,6 +391,7 @@ impl Settings {
         )?;
         Ok(Settings {
             logs,
+            log_timezone,
             listen_address,
             max_connections: limits.max_connections,
             telemetry_path,
@@ -409,15 +418,10 @@ fn log_settings(
     cli: &Cli,
     config: &ConfigFile,
     config_origin: &str,
-    constant_labels: &[(String, String)],
+    (constant_labels, default_zone): (&[(String, String)], &LogZone),
 ) -> Result<Vec<LogSettings>, ConfigError> {
     let mut logs: Vec<LogSettings> = Vec::new();
     let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
-    let default_zone = default_zone(
-        cli.log_timezone.as_deref(),
-        config.log_timezone.as_deref(),
-        config_origin,
-    )?;
     let default_path_labels = match (&cli.path_labels, &config.path_labels) {
         (Some(given), _) => Some(("--path-labels".to_string(), given)),
         (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given)),

@@ -50,7 +50,10 @@ fn main() -> ExitCode {
 
 /// `llmtail replay`: the logs' history as OpenMetrics text, a summary on stderr.
 fn replay(args: &ReplayArgs) -> ExitCode {
-    let (settings, window) = match args.settings().and_then(|s| Ok((s, args.window()?))) {
+    let (settings, window) = match args.settings().and_then(|s| {
+        let window = args.window(&s.log_timezone)?;
+        Ok((s, window))
+    }) {
         Ok(checked) => checked,
         Err(e) => {
             eprintln!("llmtail: {e}");

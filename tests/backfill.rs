@@ -197,7 +197,7 @@ fn replay_text(args: &[&str]) -> String {
         panic!("not a replay");
     };
     let settings = replay.settings().expect("settings");
-    let window = replay.window().expect("window");
+    let window = replay.window(&settings.log_timezone).expect("window");
     let mut out = Vec::new();
     // 2026-12-31T12:00:00Z, as the one-shot goldens.
     llmtail::backfill::replay(
@@ -237,6 +237,35 @@ fn a_small_replay_yields_its_golden_open_metrics() {
             expected.lines().nth(first)
         );
     }
+}
+
+/// Regression: `--since`/`--until` without an offset were read in the machine's zone when the
+/// zone came from the config file's `log_timezone` rather than `--log-timezone`.
+#[test]
+fn since_without_an_offset_is_read_in_the_config_files_log_timezone() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("llmtail.toml");
+    std::fs::write(&config, "log_timezone = \"Asia/Tokyo\"\n").unwrap();
+    let config = config.to_str().unwrap();
+    // The log's 09:00 to 12:45 are Tokyo's; 11:00 in Tokyo is 02:00 UTC.
+    let from_file = replay_text(&[
+        "--log",
+        INCIDENT,
+        "--config",
+        config,
+        "--since",
+        "2026-03-14T11:00:00",
+    ]);
+    let from_flag = replay_text(&[
+        "--log",
+        INCIDENT,
+        "--log-timezone",
+        "Asia/Tokyo",
+        "--since",
+        "2026-03-14T02:00:00Z",
+    ]);
+    assert!(from_flag.lines().any(|l| !l.starts_with('#')));
+    assert_eq!(from_file, from_flag);
 }
 
 #[test]

@@ -58,7 +58,7 @@ pub struct ReplayArgs {
     /// Samples before this time are not written (the lines before it still build the
     /// counters). An RFC 3339 time (2026-11-20T09:30:00Z, 2026-11-20T18:30:00+09:00), a time
     /// without an offset (2026-11-20T09:30:00) or a date (2026-11-20, midnight), the last two
-    /// in --log-timezone.
+    /// in --log-timezone (else the config file's log_timezone, else the machine's zone).
     #[arg(long = "since", value_name = "TIME")]
     pub since: Option<String>,
 
@@ -145,17 +145,9 @@ impl ReplayArgs {
         Ok(settings)
     }
 
-    /// `--since` and `--until`, read in `--log-timezone` (else the machine's zone) when they
-    /// carry no offset.
-    pub fn window(&self) -> Result<Window, ConfigError> {
-        let zone = match &self.log_timezone {
-            Some(name) => LogZone::named(name).map_err(|e| {
-                ConfigError(format!(
-                    "--log-timezone: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo or UTC"
-                ))
-            })?,
-            None => LogZone::local(),
-        };
+    /// `--since` and `--until`, read in `zone` (the settings' `log_timezone`: the flag, else
+    /// the config file's, else the machine's) when they carry no offset.
+    pub fn window(&self, zone: &LogZone) -> Result<Window, ConfigError> {
         let read = |flag: &str, text: &Option<String>, otherwise: f64| {
             match text {
             Some(text) => instant(text, zone.zone()).ok_or_else(|| {
