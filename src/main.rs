@@ -62,22 +62,14 @@ fn replay(args: &ReplayArgs) -> ExitCode {
     };
     let progress = std::io::stderr().is_terminal();
     // Before --out is created: an unreadable log leaves no empty history behind.
-    let result = llmtail::backfill::check_inputs(&settings).and_then(|()| match args.out.as_deref() {
-        None | Some("-") => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
-        }
-        Some(path) => std::fs::File::create(path)
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
-                )
-            })
-            .and_then(|file| {
-                let mut out = std::io::BufWriter::new(file);
+    let result =
+        llmtail::backfill::check_inputs(&settings).and_then(|()| match args.out.as_deref() {
+            None | Some("-") => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
-            }),
-    });
+            }
+            Some(path) => replay_to_file(&settings, window, path, progress),
+        });
     match result {
         Ok(summary) => {
             eprintln!("{summary}");
@@ -88,4 +80,34 @@ fn replay(args: &ReplayArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Replays into `path` through a file beside it, renamed over `path` once complete: an
+/// interrupted or failed replay leaves no half history (promtool would refuse it, or worse,
+/// an older complete one would be lost).
+fn replay_to_file(
+    settings: &Settings,
+    window: llmtail::backfill::args::Window,
+    path: &str,
+    progress: bool,
+) -> anyhow::Result<llmtail::backfill::Summary> {
+    let partial = format!("{path}.partial");
+    let cannot = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
+        )
+    };
+    let file = std::fs::File::create(&partial).map_err(cannot)?;
+    let mut out = std::io::BufWriter::new(file);
+    let replayed = llmtail::backfill::replay(settings, window, Clock::system(), &mut out, progress)
+        .and_then(|summary| {
+            let file = out.into_inner().map_err(|e| cannot(e.into_error()))?;
+            file.sync_all().map_err(cannot)?;
+            std::fs::rename(&partial, path).map_err(cannot)?;
+            Ok(summary)
+        });
+    if replayed.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    replayed
 }

@@ -129,6 +129,10 @@ fn an_incidents_history_in_prometheus_says_at_each_lines_time_what_the_line_said
     ]);
     assert!(replayed.status.success(), "{}", stderr(&replayed));
     assert!(
+        !dir.path().join("history.om.partial").exists(),
+        "the history is written beside --out, then renamed over it"
+    );
+    assert!(
         stderr(&replayed).contains("1065 records written"),
         "{}",
         stderr(&replayed)
