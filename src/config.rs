@@ -412,6 +412,16 @@ impl Settings {
     }
 }
 
+/// What a log takes when neither its `[[log]]` entry nor its `--log` says otherwise.
+struct LogDefaults<'a> {
+    envelope: EnvelopeKind,
+    zone: &'a LogZone,
+    /// `--path-labels`, else the config file's `path_labels`, with where it was given.
+    path_labels: Option<(String, &'a str)>,
+    /// `--label`s and `[labels]`, which a path's captures may not repeat.
+    constant_labels: &'a [(String, String)],
+}
+
 /// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them
 /// (a path is followed once, with its entry's settings if it has one).
 fn log_settings(
@@ -420,64 +430,26 @@ fn log_settings(
     config_origin: &str,
     (constant_labels, default_zone): (&[(String, String)], &LogZone),
 ) -> Result<Vec<LogSettings>, ConfigError> {
-    let mut logs: Vec<LogSettings> = Vec::new();
-    let default_envelope = cli.envelope.or(config.envelope).unwrap_or_default();
-    let default_path_labels = match (&cli.path_labels, &config.path_labels) {
-        (Some(given), _) => Some(("--path-labels".to_string(), given)),
-        (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given)),
-        (None, None) => None,
+    let defaults = LogDefaults {
+        envelope: cli.envelope.or(config.envelope).unwrap_or_default(),
+        zone: default_zone,
+        path_labels: match (&cli.path_labels, &config.path_labels) {
+            (Some(given), _) => Some(("--path-labels".to_string(), given.as_str())),
+            (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given.as_str())),
+            (None, None) => None,
+        },
+        constant_labels,
     };
+    let mut logs: Vec<LogSettings> = Vec::new();
     for entry in &config.log {
         let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
-        let mut labels = Vec::new();
-        for (name, value) in &entry.labels {
-            check_label_name(name, &origin)?;
-            labels.push((name.clone(), value.clone()));
-        }
-        let timezone = match &entry.timezone {
-            Some(name) => zone(name, &format!("{origin}, timezone"))?,
-            None => default_zone.clone(),
-        };
-        // The entry's own path_labels wins over --path-labels: it was written for this path.
-        let path_labels = match &entry.path_labels {
-            Some(given) => Some((format!("{origin}, path_labels"), given)),
-            None => default_path_labels
-                .as_ref()
-                .map(|(at, given)| (format!("{origin} with {at}"), *given)),
-        };
-        let path_labels = path_labels
-            .map(|(at, given)| checked_path_labels(given, &at, &labels, constant_labels))
-            .transpose()?;
-        logs.push(LogSettings {
-            spec: log_spec(&entry.path, &origin)?,
-            given: entry.path.clone(),
-            envelope: entry.envelope.unwrap_or(default_envelope),
-            model_name: entry.model_name.clone(),
-            labels,
-            vllm_version: entry.vllm_version.clone(),
-            timezone,
-            path_labels,
-        });
+        logs.push(entry_settings(entry, &origin, &defaults)?);
     }
     for given in &cli.logs {
         let spec = log_spec(given, "--log")?;
-        if logs.iter().any(|l| l.spec == spec) {
-            continue;
+        if !logs.iter().any(|l| l.spec == spec) {
+            logs.push(flag_settings(spec, given, &defaults)?);
         }
-        let path_labels = default_path_labels
-            .as_ref()
-            .map(|(at, given)| checked_path_labels(given, at, &[], constant_labels))
-            .transpose()?;
-        logs.push(LogSettings {
-            spec,
-            given: given.clone(),
-            envelope: default_envelope,
-            model_name: None,
-            labels: Vec::new(),
-            vllm_version: None,
-            timezone: default_zone.clone(),
-            path_labels,
-        });
     }
     if logs.is_empty() {
         return Err(ConfigError(
@@ -496,6 +468,69 @@ fn log_settings(
         }
     }
     Ok(logs)
+}
+
+/// A `[[log]]` entry's settings, checked.
+fn entry_settings(
+    entry: &LogEntry,
+    origin: &str,
+    defaults: &LogDefaults<'_>,
+) -> Result<LogSettings, ConfigError> {
+    let mut labels = Vec::new();
+    for (name, value) in &entry.labels {
+        check_label_name(name, origin)?;
+        labels.push((name.clone(), value.clone()));
+    }
+    let timezone = match &entry.timezone {
+        Some(name) => zone(name, &format!("{origin}, timezone"))?,
+        None => defaults.zone.clone(),
+    };
+    // The entry's own path_labels wins over --path-labels: it was written for this path.
+    let path_labels = match &entry.path_labels {
+        Some(given) => Some((format!("{origin}, path_labels"), given.as_str())),
+        None => defaults
+            .path_labels
+            .as_ref()
+            .map(|(at, given)| (format!("{origin} with {at}"), *given)),
+    };
+    let path_labels = path_labels
+        .map(|(at, given)| checked_path_labels(given, &at, &labels, defaults.constant_labels))
+        .transpose()?;
+    Ok(LogSettings {
+        spec: log_spec(&entry.path, origin)?,
+        given: entry.path.clone(),
+        envelope: entry.envelope.unwrap_or(defaults.envelope),
+        model_name: entry.model_name.clone(),
+        labels,
+        vllm_version: entry.vllm_version.clone(),
+        timezone,
+        path_labels,
+    })
+}
+
+/// A `--log`'s settings: the defaults.
+fn flag_settings(
+    spec: LogSpec,
+    given: &str,
+    defaults: &LogDefaults<'_>,
+) -> Result<LogSettings, ConfigError> {
+    let path_labels = defaults
+        .path_labels
+        .as_ref()
+        .map(|(at, path_labels)| {
+            checked_path_labels(path_labels, at, &[], defaults.constant_labels)
+        })
+        .transpose()?;
+    Ok(LogSettings {
+        spec,
+        given: given.to_string(),
+        envelope: defaults.envelope,
+        model_name: None,
+        labels: Vec::new(),
+        vllm_version: None,
+        timezone: defaults.zone.clone(),
+        path_labels,
+    })
 }
 
 /// The constant labels: the config file's `[labels]`, then the `--label`s (flags win).
