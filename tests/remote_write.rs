@@ -24,6 +24,20 @@ fn write_url(addr: SocketAddr) -> String {
     format!("http://{addr}/api/v1/write")
 }
 
+/// The agent following `log` and pushing to `url` every `interval`, with `more` flags.
+fn pushing(log: &str, url: &str, interval: &str, more: &[&str]) -> RunningAgent {
+    let mut args = vec![
+        "--log",
+        log,
+        "--remote-write.url",
+        url,
+        "--remote-write.interval",
+        interval,
+    ];
+    args.extend_from_slice(more);
+    RunningAgent::start(&args)
+}
+
 /// The agent's own value of a counter of the queue for `url`.
 fn queue_counter(agent: &RunningAgent, name: &str, url: &str) -> Option<f64> {
     sample(&agent.metrics(), name, &[("url", url)])
@@ -38,16 +52,7 @@ fn pushed_series_read_back_from_prometheus_with_the_values_a_scrape_returns() {
     let log = fixture_copy(&dir);
     let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
     let url = write_url(receiver.addr);
-    let agent = RunningAgent::start(&[
-        "--log",
-        &log,
-        "--label",
-        "instance=gpu-host-1",
-        "--remote-write.url",
-        &url,
-        "--remote-write.interval",
-        "1s",
-    ]);
+    let agent = pushing(&log, &url, "1s", &["--label", "instance=gpu-host-1"]);
 
     // The values the replay golden holds, and the agent's own scrape, arrive as they are.
     let engine_0 = "{engine=\"0\",model_name=\"qwen3-30b\",instance=\"gpu-host-1\"}";
@@ -97,16 +102,7 @@ fn a_receiver_that_was_down_gets_the_rounds_of_the_outage() {
     let log = fixture_copy(&dir);
     let addr: SocketAddr = free_address().parse().unwrap();
     let url = write_url(addr);
-    let agent = RunningAgent::start(&[
-        "--log",
-        &log,
-        "--label",
-        "instance=gpu-host-1",
-        "--remote-write.url",
-        &url,
-        "--remote-write.interval",
-        "1s",
-    ]);
+    let agent = pushing(&log, &url, "1s", &["--label", "instance=gpu-host-1"]);
     let failed = |agent: &RunningAgent| {
         queue_counter(agent, "llmtail_remote_write_samples_failed_total", &url).unwrap_or(0.0)
     };
@@ -313,14 +309,7 @@ fn the_first_round_is_pushed_once_the_log_is_read_and_a_stop_pushes_the_last_lin
     let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
     let url = write_url(receiver.addr);
     // No round falls due while the test runs but the first, taken once the log is read.
-    let agent = RunningAgent::start(&[
-        "--log",
-        &log,
-        "--remote-write.url",
-        &url,
-        "--remote-write.interval",
-        "1h",
-    ]);
+    let agent = pushing(&log, &url, "1h", &[]);
     receiver.wait_for("llmtail_lines_read_total", 39.0);
     let line = "(APIServer pid=1) INFO:     10.12.0.5:52006 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK";
     append_lines(log.as_ref(), &[line]);
@@ -450,14 +439,7 @@ fn a_gauge_hidden_when_its_engine_goes_down_is_marked_stale() {
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, crate::prometheus::LOG).unwrap();
     let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
-    let agent = RunningAgent::start(&[
-        "--log",
-        log.to_str().unwrap(),
-        "--remote-write.url",
-        &write_url(receiver.addr),
-        "--remote-write.interval",
-        "1s",
-    ]);
+    let agent = pushing(log.to_str().unwrap(), &write_url(receiver.addr), "1s", &[]);
     receiver.wait_for("vllm:num_requests_running{engine=\"0\"}", 14.0);
     // An hour without a stats line: both engines are overdue, so down.
     agent.clock.set(crate::support::agent::TESTS_NOW + 3600.0);

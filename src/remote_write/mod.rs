@@ -102,12 +102,7 @@ impl Pusher {
             .collect();
         let interval = settings.remote_write.interval;
         let collector = tokio::spawn(collect(sources, interval, stopping, closed));
-        let urls: Vec<&str> = settings
-            .remote_write
-            .targets
-            .iter()
-            .map(|t| t.url.as_str())
-            .collect();
+        let urls = settings.remote_write.urls();
         tracing::info!(?urls, ?interval, "pushing with remote write");
         Some(Pusher {
             stop,

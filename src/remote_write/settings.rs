@@ -109,6 +109,11 @@ pub struct RemoteWrite {
 }
 
 impl RemoteWrite {
+    /// The receivers' URLs, in the order they were given.
+    pub fn urls(&self) -> Vec<&str> {
+        self.targets.iter().map(|t| t.url.as_str()).collect()
+    }
+
     /// From the flags (`--remote-write.url`s, `--remote-write.interval`) and the config file
     /// (`[[remote_write]]` entries, `remote_write_interval`); the flag's interval wins.
     pub fn read(
@@ -664,14 +669,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.remote_write.interval, Duration::from_secs(5));
-        let urls: Vec<&str> = s
-            .remote_write
-            .targets
-            .iter()
-            .map(|t| t.url.as_str())
-            .collect();
         assert_eq!(
-            urls,
+            s.remote_write.urls(),
             ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
         );
         let none = settings_from("", &[]).unwrap();
