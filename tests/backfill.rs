@@ -243,6 +243,31 @@ fn a_small_replay_yields_its_golden_open_metrics() {
     }
 }
 
+/// Pod logs replayed from a copy of `/var/log/pods` keep the labels the agent gives them.
+#[test]
+fn replayed_pod_logs_carry_namespace_pod_and_container_with_path_labels_kubernetes() {
+    let dir = tempfile::tempdir().unwrap();
+    let container = dir.path().join("pods/prod_vllm-0_0f1e2d3c/vllm");
+    std::fs::create_dir_all(&container).unwrap();
+    let log = container.join("0.log");
+    std::fs::copy(INCIDENT, &log).unwrap();
+    let text = replay_text(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--log-timezone",
+        "UTC",
+        "--path-labels",
+        "kubernetes",
+    ]);
+    let running = text
+        .lines()
+        .find(|l| l.starts_with("vllm:num_requests_running{"))
+        .expect("a running sample");
+    for label in ["namespace=\"prod\"", "pod=\"vllm-0\"", "container=\"vllm\""] {
+        assert!(running.contains(label), "{label} in {running}");
+    }
+}
+
 /// Regression: `--since`/`--until` without an offset were read in the machine's zone when the
 /// zone came from the config file's `log_timezone` rather than `--log-timezone`.
 #[test]

@@ -98,6 +98,12 @@ pub struct ReplayArgs {
     #[arg(long = "vllm-version", value_name = "VERSION")]
     pub vllm_version: Option<String>,
 
+    /// Labels from each log file's path, as for the agent: 'kubernetes' (namespace, pod,
+    /// container from kubelet's .../pods/<namespace>_<pod>_<uid>/<container>/N.log) or a regex
+    /// whose named captures become labels.
+    #[arg(long = "path-labels", value_name = "kubernetes|REGEX")]
+    pub path_labels: Option<String>,
+
     /// Lines longer than this are skipped. [default: 65536]
     #[arg(long = "max-line-bytes", value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
@@ -135,6 +141,7 @@ impl ReplayArgs {
             .clone_from(&self.vllm_stats_interval);
         cli.vllm_version.clone_from(&self.vllm_version);
         cli.max_line_bytes = self.max_line_bytes;
+        cli.path_labels.clone_from(&self.path_labels);
         cli.from = Some(From::Start);
         cli.one_shot = true;
         let settings = Settings::from_cli(cli)?;
