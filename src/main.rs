@@ -84,19 +84,32 @@ fn replay(args: &ReplayArgs) -> ExitCode {
 
 /// Replays into `path` through a file beside it, renamed over `path` once complete: an
 /// interrupted or failed replay leaves no half history (promtool would refuse it, or worse,
-/// an older complete one would be lost).
+/// an older complete one would be lost). A `path` that is there and is not a regular file (a
+/// device such as `/dev/null`, a FIFO, a symlink) is written as it is: renamed over, it would
+/// be replaced by a file.
 fn replay_to_file(
     settings: &Settings,
     window: llmtail::backfill::args::Window,
     path: &str,
     progress: bool,
 ) -> anyhow::Result<llmtail::backfill::Summary> {
-    let partial = format!("{path}.partial");
     let cannot = |e: std::io::Error| {
         anyhow::anyhow!(
             "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
         )
     };
+    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
+    if special {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(cannot)?;
+        let mut out = std::io::BufWriter::new(file);
+        return llmtail::backfill::replay(settings, window, Clock::system(), &mut out, progress);
+    }
+    let partial = format!("{path}.partial");
     let file = std::fs::File::create(&partial).map_err(cannot)?;
     let mut out = std::io::BufWriter::new(file);
     let replayed = llmtail::backfill::replay(settings, window, Clock::system(), &mut out, progress)

@@ -243,6 +243,58 @@ fn a_small_replay_yields_its_golden_open_metrics() {
     }
 }
 
+/// `--out /dev/null` (timing a replay) once renamed a regular file over `/dev/null`. A path
+/// that is not a regular file is written as it is and left in place: here a symlink and a
+/// FIFO (a device takes the same way).
+#[test]
+fn out_onto_a_symlink_or_a_fifo_writes_through_it_and_leaves_it_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let log = "fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log";
+    let expected = replay_text(&["--log", log, "--log-timezone", "UTC"]);
+    let dir = tempfile::tempdir().unwrap();
+
+    let target = dir.path().join("history.om");
+    let link = dir.path().join("link.om");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = llmtail(&[
+        "replay",
+        "--log",
+        log,
+        "--log-timezone",
+        "UTC",
+        "--out",
+        link.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kind = std::fs::symlink_metadata(&link).unwrap().file_type();
+    assert!(kind.is_symlink(), "--out replaced the symlink: {kind:?}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), expected);
+
+    let fifo = dir.path().join("history.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let (sent, read) = std::sync::mpsc::channel();
+    let reader = fifo.clone();
+    std::thread::spawn(move || sent.send(std::fs::read_to_string(reader)));
+    let out = llmtail(&[
+        "replay",
+        "--log",
+        log,
+        "--log-timezone",
+        "UTC",
+        "--out",
+        fifo.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "--out replaced the FIFO: {kind:?}");
+    let text = read.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(
+        text.expect("the FIFO's reader got the text").unwrap(),
+        expected
+    );
+}
+
 /// Pod logs replayed from a copy of `/var/log/pods` keep the labels the agent gives them.
 #[test]
 fn replayed_pod_logs_carry_namespace_pod_and_container_with_path_labels_kubernetes() {
