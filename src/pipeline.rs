@@ -182,16 +182,21 @@ fn decode<'a>(
 }
 
 /// Told of every record a log's engine took, once the state holds it (`llmtail replay`
-/// writes the series that engine shows at that moment). `line_time` is when the record says it
-/// was written, if it says.
+/// writes the series that engine shows at that moment). `unit` is the only unit of the engine
+/// the record changed, when it changed only one
+/// ([`EngineState::record_unit`](crate::state::engine::EngineState::record_unit)); `line_time` is
+/// when the record says it was written, if it says.
 pub trait RecordObserver: Send {
-    fn applied(
-        &mut self,
-        log: &mut LogState,
-        engine: usize,
-        line_time: Option<f64>,
-        settings: &StateSettings,
-    );
+    fn applied(&mut self, log: &mut LogState, applied: Applied, settings: &StateSettings);
+}
+
+/// A record a log's engine took, as [`RecordObserver::applied`] is told of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Applied {
+    /// The engine's index in the log's `engines`.
+    pub engine: usize,
+    pub unit: Option<usize>,
+    pub line_time: Option<f64>,
 }
 
 /// Applies every record of one message to its log's state; `time` says when a record was
@@ -214,7 +219,13 @@ fn apply_records(
             let line_time = time(parsed);
             let taken_by = log_state.apply(parsed, line_time, now, settings, series);
             if let (Some(engine), Some(observer)) = (taken_by, observer.as_deref_mut()) {
-                observer.applied(log_state, engine, line_time, settings);
+                let unit = log_state.engines[engine].record_unit(parsed);
+                let applied = Applied {
+                    engine,
+                    unit,
+                    line_time,
+                };
+                observer.applied(log_state, applied, settings);
             }
         }
         Outcome::Rejected { grammar } => {

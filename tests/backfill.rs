@@ -215,8 +215,9 @@ fn replay_text(args: &[&str]) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// A DP=2 vLLM whose engine 1 stops printing: its gauges stop at its last line (judged down
-/// at engine 0's next lines), its counters go on being written.
+/// A DP=2 vLLM whose engine 1 stops printing: each engine's series are written at its own
+/// lines; engine 1's again at engine 0's lines once 15 s old, with its gauges until it is
+/// judged down (`llmtail_vllm_engine_up` 0 at 10:02:03), and its counters on.
 #[test]
 fn a_small_replay_yields_its_golden_open_metrics() {
     let log = "fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log";

@@ -51,8 +51,8 @@ pub struct ReplayArgs {
     #[arg(long = "log", value_name = "PATH")]
     pub logs: Vec<String>,
 
-    /// Where to write the OpenMetrics text (as FILE.partial, renamed to FILE once complete);
-    /// '-' or none for standard output.
+    /// Where to write the OpenMetrics text (as FILE.partial, renamed to FILE once complete;
+    /// a device, FIFO or symlink is written as it is); '-' or none for standard output.
     #[arg(long = "out", value_name = "FILE")]
     pub out: Option<String>,
 

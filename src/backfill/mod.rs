@@ -1,9 +1,17 @@
 //! `llmtail replay`: whole logs in, Prometheus history out. The logs go through the agent's
 //! own pipeline (reader, envelope, grammar, state), read from their first byte as
-//! `--one-shot` reads them; after each record an engine takes, the series that engine shows
-//! (exactly what a scrape at that moment would show of it) are taken into a [`History`] at
-//! the record's time. Once every log is read, the history is written as OpenMetrics text for
-//! `promtool tsdb create-blocks-from openmetrics`.
+//! `--one-shot` reads them; after each record an engine takes, the series of what the record
+//! changed (exactly what a scrape at that moment would show of it) are taken into a
+//! [`History`] at the record's time. Once every log is read, the history is written as
+//! OpenMetrics text for `promtool tsdb create-blocks-from openmetrics`.
+//!
+//! What a record changed: the one unit it is about (a vLLM stats line: its engine), or every
+//! unit of its engine (a start-up line). The other units, whose values stand, are written
+//! again once their last samples are 15 s old ([`history::UNIT_REWRITTEN_AFTER_MS`]), so
+//! that a unit that went quiet keeps counters as dense as a scrape's, and its liveness
+//! judged. So a query at any line's time sees every series as that line left it, and a
+//! DP engine's lines write only that engine's series: on a log whose two engines print in
+//! turn, half the samples, and half the time.
 //!
 //! Only the engine a record changed is rendered, into per-series buffers: rendering the whole
 //! state as text after every stats line would cost a scrape per line.
@@ -19,8 +27,8 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::config::Settings;
-use crate::exposition::render;
-use crate::pipeline::{new_state, Clock, Pipeline, RecordObserver};
+use crate::exposition::render::{self, UnitLabelSets};
+use crate::pipeline::{new_state, Applied, Clock, Pipeline, RecordObserver};
 use crate::source::{Reader, SourceOptions};
 use crate::state::{LogState, StateSettings};
 use args::Window;
@@ -88,30 +96,30 @@ fn utc(seconds: f64) -> String {
         .map_or_else(|_| format!("{seconds}"), |t| t.to_string())
 }
 
-/// The replay's side of the pipeline: takes the series of each engine a record changed.
+/// The replay's side of the pipeline: takes the series of the units each record changed.
 struct Recorder {
     history: History,
+    /// The units' label sets of each engine written, by its index in the history.
+    label_sets: Vec<UnitLabelSets>,
+    /// The units (and, as `None`, the per-log series) to write after the record at hand.
+    due: Vec<Option<usize>>,
     window: Window,
     summary: Summary,
 }
 
 impl RecordObserver for Arc<Mutex<Recorder>> {
-    fn applied(
-        &mut self,
-        log: &mut LogState,
-        engine: usize,
-        line_time: Option<f64>,
-        settings: &StateSettings,
-    ) {
+    fn applied(&mut self, log: &mut LogState, applied: Applied, settings: &StateSettings) {
         let mut recorder = self.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(time) = line_time else {
+        let Some(time) = applied.line_time else {
             recorder.summary.unplaced += 1;
             return;
         };
+        let Some(state) = log.engines.get_mut(applied.engine) else {
+            return;
+        };
         // As a scrape at the line's time would: an engine judged down shows no gauges.
-        if let Some(state) = log.engines.get_mut(engine) {
-            state.judge(time, settings);
-        }
+        state.judge(time, settings);
+        let units = (state.unit_count(), applied.unit);
         if !recorder.window.contains(time) {
             recorder.summary.outside_window += 1;
             return;
@@ -122,9 +130,15 @@ impl RecordObserver for Arc<Mutex<Recorder>> {
             Some((first, last)) => (first.min(time), last.max(time)),
             None => (time, time),
         });
-        recorder.history.begin(&log.label, engine, time);
-        render::engine_samples(&mut recorder.history, settings, log, engine);
-        recorder.history.end();
+        let history = &mut recorder.history;
+        let group = history.begin(&log.label, applied.engine, time, units, &mut recorder.due);
+        if group == recorder.label_sets.len() {
+            recorder.label_sets.push(UnitLabelSets::default());
+        }
+        let sets = &mut recorder.label_sets[group];
+        sets.stale |= applied.unit.is_none();
+        render::unit_samples(history, settings, log, applied.engine, &recorder.due, sets);
+        history.end();
     }
 }
 
@@ -149,6 +163,8 @@ pub fn replay(
     check_inputs(settings)?;
     let recorder = Arc::new(Mutex::new(Recorder {
         history: History::default(),
+        label_sets: Vec::new(),
+        due: Vec::new(),
         window,
         summary: Summary::default(),
     }));

@@ -68,6 +68,9 @@ pub enum Reading<T: 'static> {
     Labelled(&'static str, fn(&T) -> Vec<(String, f64)>),
     /// The same, with label values the code names (Triton's families: one sample per type).
     LabelledStatic(&'static str, fn(&T) -> Vec<(&'static str, f64)>),
+    /// At most one sample with one extra label, read without allocating (a replay reads
+    /// every row after each record).
+    LabelledOne(&'static str, for<'a> fn(&'a T) -> Option<(&'a str, f64)>),
     Histogram(fn(&T) -> HistogramView<'_>),
 }
 
@@ -125,7 +128,9 @@ impl<T> Row<T> {
     /// The label this row adds to its unit's, if any.
     pub fn extra_label(&self) -> Option<&'static str> {
         match self.read {
-            Reading::Labelled(label, _) | Reading::LabelledStatic(label, _) => Some(label),
+            Reading::Labelled(label, _)
+            | Reading::LabelledStatic(label, _)
+            | Reading::LabelledOne(label, _) => Some(label),
             Reading::One(_) | Reading::Histogram(..) => None,
         }
     }

@@ -36,10 +36,8 @@ pub static VLLM_ENGINE: &[Row<VllmEngine>] = &[
             labels: "`source`: `local_compute`",
             source: "sum of `Avg prompt throughput` x the window it covers, where the line counts only the prompt tokens computed locally: V1 0.16.0+ and V1 lines of unknown version",
         },
-        read: Reading::Labelled("source", |e| {
-            e.prompt_tokens_local_compute
-                .map(|v| vec![("local_compute".to_string(), v)])
-                .unwrap_or_default()
+        read: Reading::LabelledOne("source", |e| {
+            e.prompt_tokens_local_compute.map(|v| ("local_compute", v))
         }),
         while_down: false,
     },
@@ -129,7 +127,7 @@ pub static VLLM_ENGINE: &[Row<VllmEngine>] = &[
             labels: "`version`",
             source: "the engine config line `Initializing a V1 LLM engine (vX) with config: ...`; else `--vllm-version`",
         },
-        read: Reading::Labelled("version", |e| vec![(e.version_label.clone(), 1.0)]),
+        read: Reading::LabelledOne("version", |e| Some((e.version_label.as_str(), 1.0))),
         while_down: true,
     },
 ];

@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row};
-use crate::state::engine::{self, Engine, EngineVisitor};
+use crate::state::engine::{self, Engine, EngineVisitor, UnitLabels};
 
 use crate::state::liveness::Status;
 use crate::state::{LogState, State, StateSettings};
@@ -102,16 +102,21 @@ pub(crate) fn push_escaped(out: &mut String, value: &str) {
 fn label_set<'a>(labels: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     // Room for most label sets at once: grown from empty, a set was copied five times.
     let mut out = String::with_capacity(128);
+    push_label_set(&mut out, labels);
+    out
+}
+
+/// [`label_set`] onto the end of `out`, which must be empty or end a label.
+fn push_label_set<'a>(out: &mut String, labels: impl IntoIterator<Item = (&'a str, &'a str)>) {
     for (name, value) in labels {
         if !out.is_empty() {
             out.push(',');
         }
         out.push_str(name);
         out.push_str("=\"");
-        push_escaped(&mut out, value);
+        push_escaped(out, value);
         out.push('"');
     }
-    out
 }
 
 /// `# HELP` and `# TYPE` for a family, in `format`.
@@ -195,7 +200,7 @@ struct Exposition {
 /// exactly the series a scrape shows.
 pub trait SampleSink {
     /// A family starts (`# HELP`, `# TYPE`); its samples follow.
-    fn family(&mut self, metric: &Metric);
+    fn family(&mut self, metric: &'static Metric);
     /// One sample: `name[suffix]{first,common} value`.
     fn sample(
         &mut self,
@@ -207,11 +212,14 @@ pub trait SampleSink {
     );
     /// A classic histogram's `_sum`, `_count` and cumulative `_bucket`s.
     fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>);
+    /// The samples that follow are of the engine's unit `index` ([`Engine::units`] order), or,
+    /// with `None`, its per-log series. Only [`unit_samples`] says so; a scrape does not.
+    fn unit(&mut self, _index: Option<usize>) {}
 }
 
 impl SampleSink for Exposition {
     /// `# HELP` and `# TYPE` for a family.
-    fn family(&mut self, metric: &Metric) {
+    fn family(&mut self, metric: &'static Metric) {
         push_family_header(&mut self.out, metric, self.format);
     }
 
@@ -253,7 +261,7 @@ impl SampleSink for Exposition {
 
 impl Exposition {
     /// A family of one sample without labels.
-    fn unlabelled(&mut self, metric: &Metric, value: f64) {
+    fn unlabelled(&mut self, metric: &'static Metric, value: f64) {
         self.family(metric);
         self.out.push_str(metric.name);
         self.out.push(' ');
@@ -340,7 +348,7 @@ impl Exposition {
 
     fn per_log(
         &mut self,
-        metric: &Metric,
+        metric: &'static Metric,
         logs: &[(String, &LogState)],
         read: impl Fn(&LogState) -> f64,
     ) {
@@ -361,7 +369,7 @@ impl Exposition {
     /// A per-log family with one more label, written after `log` as the agent's series are.
     fn per_log_labelled(
         &mut self,
-        metric: &Metric,
+        metric: &'static Metric,
         logs: &[(String, &LogState)],
         label: &str,
         read: impl Fn(&LogState) -> Vec<(&'static str, f64)>,
@@ -395,10 +403,10 @@ impl Exposition {
 
 /// One engine's catalog table over its units (labels written once, escaped), in row
 /// order: a family appears only when some unit has a value for it.
-fn rows<T>(
+fn rows<T, L: AsRef<str>>(
     out: &mut impl SampleSink,
-    table: &[Row<T>],
-    units: &[(String, &T)],
+    table: &'static [Row<T>],
+    units: &[(L, &T)],
     status: fn(&T) -> Status,
 ) {
     for row in table {
@@ -415,6 +423,7 @@ fn rows<T>(
             .iter()
             .filter(|(_, unit)| row.shown_while_down() || !status(unit).is_down());
         for (common, unit) in shown {
+            let common = common.as_ref();
             match row.read {
                 Reading::One(read) => {
                     if let Some(value) = read(unit) {
@@ -434,6 +443,12 @@ fn rows<T>(
                         out.sample(name, suffix, Some((label, label_value)), common, value);
                     }
                 }
+                Reading::LabelledOne(label, read) => {
+                    if let Some((label_value, value)) = read(unit) {
+                        family.start(out);
+                        out.sample(name, suffix, Some((label, label_value)), common, value);
+                    }
+                }
                 Reading::Histogram(read) => {
                     let histogram = read(unit);
                     if histogram.count > 0 {
@@ -447,12 +462,12 @@ fn rows<T>(
 }
 
 /// A family whose header is written once, before its first sample.
-struct PendingFamily<'a> {
-    metric: &'a Metric,
+struct PendingFamily {
+    metric: &'static Metric,
     started: bool,
 }
 
-impl PendingFamily<'_> {
+impl PendingFamily {
     fn start(&mut self, out: &mut impl SampleSink) {
         if !self.started {
             out.family(self.metric);
@@ -503,51 +518,134 @@ fn push_units<'a, E: Engine>(
     }
 }
 
-/// The series one engine of one log shows now, as a scrape would show them (its rows over its
-/// units, then its per-log series), into `out`. Liveness is as last judged. A replay calls this
-/// after each record, for the engine the record changed.
-pub fn engine_samples(
+/// The label sets of one engine's units in one log, kept between a replay's records: made
+/// again only when a unit's labels may have changed (a model named, an engine added). Asking
+/// the engine for its units' labels after every record was a tenth of a replay.
+#[derive(Default)]
+pub struct UnitLabelSets {
+    /// Whether the units' labels must be asked again: the record may have changed them.
+    pub stale: bool,
+    /// The log's own labels they were made with.
+    own: Vec<(String, String)>,
+    /// Each unit's labels, and its label set written out.
+    units: Vec<(UnitLabels, String)>,
+    /// The label set of the log's per-log series.
+    agent: String,
+}
+
+impl UnitLabelSets {
+    /// Brings the sets up to `units` (each with its labels) and `own` (the log's labels).
+    fn update<T>(&mut self, units: &mut [(UnitLabels, &T)], own: &[(&str, &str)]) {
+        let same_own = self.own.len() == own.len()
+            && self
+                .own
+                .iter()
+                .zip(own)
+                .all(|((n, v), (on, ov))| n == on && v == ov);
+        if !same_own {
+            self.own = own
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            self.units.clear();
+        }
+        self.units.truncate(units.len());
+        for (index, (labels, _)) in units.iter_mut().enumerate() {
+            if self
+                .units
+                .get(index)
+                .is_some_and(|(known, _)| known == labels)
+            {
+                continue;
+            }
+            let pairs = labels.iter().map(|(n, v)| (*n, v.as_str()));
+            let text = label_set(pairs.chain(own.iter().copied()));
+            let labels = std::mem::take(labels);
+            match self.units.get_mut(index) {
+                Some(known) => *known = (labels, text),
+                None => self.units.push((labels, text)),
+            }
+        }
+    }
+}
+
+/// Some series of one engine of one log, as a scrape would show them now: for each unit
+/// `Some(index)` of `selected` ([`Engine::units`] order), `out.unit(Some(index))` and its rows;
+/// for `None`, `out.unit(None)` and the engine's per-log series. Liveness is as last judged.
+/// A replay calls this after each record, for what the record changed.
+pub fn unit_samples(
     out: &mut impl SampleSink,
     settings: &StateSettings,
     log: &LogState,
     engine: usize,
+    selected: &[Option<usize>],
+    sets: &mut UnitLabelSets,
 ) {
     let Some(state) = log.engines.get(engine) else {
         return;
     };
-    engine::for_each_engine(&mut OneEngine {
-        out: &mut *out,
-        settings,
-        log,
-        name: state.name(),
-    });
+    if selected.iter().any(Option::is_some) {
+        engine::for_each_engine(&mut SomeUnits {
+            out: &mut *out,
+            settings,
+            log,
+            name: state.name(),
+            selected,
+            sets: &mut *sets,
+        });
+    }
+    if !selected.contains(&None) {
+        return;
+    }
     let series = state.log_series();
     if series.is_empty() {
         return;
     }
-    let common = label_set(agent_labels(log));
+    out.unit(None);
+    sets.agent.clear();
+    push_label_set(&mut sets.agent, agent_labels(log));
     for (metric, value) in series {
         out.family(metric);
-        out.sample(metric.name, total_suffix(metric), None, &common, value);
+        out.sample(metric.name, total_suffix(metric), None, &sets.agent, value);
     }
 }
 
-/// Renders the rows of the engine named `name` over one log's units.
-struct OneEngine<'a, S> {
+/// Renders the rows of the engine named `name` over some of one log's units.
+struct SomeUnits<'a, S> {
     out: &'a mut S,
     settings: &'a StateSettings,
     log: &'a LogState,
     name: &'static str,
+    selected: &'a [Option<usize>],
+    sets: &'a mut UnitLabelSets,
 }
 
-impl<S: SampleSink> EngineVisitor for OneEngine<'_, S> {
+impl<S: SampleSink> EngineVisitor for SomeUnits<'_, S> {
     fn visit<E: Engine>(&mut self) {
         if E::NAME != self.name {
             return;
         }
-        let mut units = Vec::new();
-        push_units::<E>(&mut units, self.settings, self.log);
-        rows(self.out, E::table(), &units, E::status);
+        let Some(engine) = self.log.engine::<E>() else {
+            return;
+        };
+        // A record that changed one unit (and so no unit's labels: Engine::record_unit)
+        // leaves the label sets as they were.
+        if self.sets.stale || self.sets.units.len() != engine.unit_count() {
+            let mut labelled = engine.units(self.log, self.settings);
+            let mut own = log_labels(self.settings, self.log);
+            own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+            self.sets.update(&mut labelled, &own);
+            self.sets.stale = false;
+        }
+        for &index in self.selected.iter().flatten() {
+            let (Some(unit), Some((_, labels))) =
+                (engine.nth_unit(index), self.sets.units.get(index))
+            else {
+                continue;
+            };
+            self.out.unit(Some(index));
+            rows(self.out, E::table(), &[(labels.as_str(), unit)], E::status);
+        }
     }
 }
 
@@ -624,7 +722,7 @@ mod tests {
 
     #[test]
     fn text_004_names_counters_by_their_samples_and_open_metrics_by_their_family() {
-        let metric = crate::catalog::VLLM_ENGINE
+        let metric = &crate::catalog::VLLM_ENGINE
             .iter()
             .find(|m| m.metric.name == "vllm:generation_tokens")
             .unwrap()
@@ -633,13 +731,13 @@ mod tests {
             out: String::new(),
             format: Format::Text004,
         };
-        text.family(&metric);
+        text.family(metric);
         assert_eq!(text.out, "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n# TYPE vllm:generation_tokens_total counter\n");
         let mut open = Exposition {
             out: String::new(),
             format: Format::OpenMetrics,
         };
-        open.family(&metric);
+        open.family(metric);
         assert_eq!(open.out, "# HELP vllm:generation_tokens Number of generation tokens processed.\n# TYPE vllm:generation_tokens counter\n");
     }
 }

@@ -154,11 +154,24 @@ pub trait Engine:
     /// Judges every unit's liveness at `now` (seconds since the epoch), before a scrape.
     fn judge(&mut self, now: f64, settings: &StateSettings);
 
+    /// The index (in [`Engine::units`] order) of the only unit a record just applied changed,
+    /// or `None` when it may have changed several, or any unit's labels (a model named). A
+    /// replay writes only that unit's series after the record, and keeps the units' label
+    /// sets unless their number changed.
+    fn record_unit(&self, _parsed: &Parsed<'_>) -> Option<usize> {
+        None
+    }
+
     /// How many units there are (asked for every record: no allocation).
     fn unit_count(&self) -> usize;
 
     /// Every unit, in exposition order.
     fn each_unit(&self) -> Vec<&Self::Unit>;
+
+    /// The unit `index` of [`Engine::each_unit`] (asked after every record of a replay).
+    fn nth_unit(&self, index: usize) -> Option<&Self::Unit> {
+        self.each_unit().into_iter().nth(index)
+    }
 
     /// Each unit with the labels that set its series apart, `log` among them, in the order
     /// they are written (the log's own labels follow, less these names).
@@ -206,6 +219,7 @@ pub trait EngineState: Debug + Send + Sync {
         context: &ApplyContext<'_>,
     ) -> Option<Result<(), Refused>>;
     fn judge(&mut self, now: f64, settings: &StateSettings);
+    fn record_unit(&self, parsed: &Parsed<'_>) -> Option<usize>;
     fn reconfigure(&mut self, setup: &EngineSetup<'_>);
     fn series_per_unit(&self) -> usize;
     /// How many units there are: each costs [`EngineState::series_per_unit`].
@@ -238,6 +252,10 @@ impl<E: Engine> EngineState for E {
 
     fn judge(&mut self, now: f64, settings: &StateSettings) {
         Engine::judge(self, now, settings);
+    }
+
+    fn record_unit(&self, parsed: &Parsed<'_>) -> Option<usize> {
+        Engine::record_unit(self, parsed)
     }
 
     fn reconfigure(&mut self, setup: &EngineSetup<'_>) {

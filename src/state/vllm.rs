@@ -534,11 +534,12 @@ impl VllmLog {
         interval: StatsInterval,
         may_grow: bool,
     ) -> Result<(), Refused> {
-        let following_stats = self.last_stats_engine.unwrap_or(EngineKey::Index(0));
+        // The engine of a record about one engine (the run's lines ignore it).
+        let key = self
+            .record_key(record, process)
+            .unwrap_or(EngineKey::Index(0));
         match record {
             VllmRecord::Stats(stats) => {
-                let key = scope_key(stats.engine, stats.aggregated_engines)
-                    .unwrap_or(EngineKey::Index(0));
                 // Stats lines go on after a shutdown line until the server's lifespan ends, with
                 // frozen numbers: only a start-up brings a stopped run back.
                 if !matches!(self.phase, Phase::Stopped { .. }) {
@@ -554,17 +555,17 @@ impl VllmLog {
                 self.last_stats_engine = Some(key);
             }
             VllmRecord::SpecDecoding(spec) => {
-                self.engine(following_stats, interval, may_grow)?
+                self.engine(key, interval, may_grow)?
                     .apply_spec_decoding(spec);
                 if spec.per_position_acceptance_rate.len() > caps::SPEC_POSITIONS {
                     return Err(Refused::SpecPosition);
                 }
             }
-            VllmRecord::PrefixCacheV0(_) => self
-                .engine(following_stats, interval, may_grow)?
-                .apply_other(record),
+            VllmRecord::PrefixCacheV0(_) => {
+                self.engine(key, interval, may_grow)?.apply_other(record)
+            }
             VllmRecord::Preemptions(p) => self
-                .engine(EngineKey::of_process(process), interval, may_grow)?
+                .engine(key, interval, may_grow)?
                 .apply_cumulative_preemptions(p.cumulative),
             VllmRecord::EngineConfig(config) => {
                 self.name_model(config.served_model_name.unwrap_or(config.model));
@@ -574,27 +575,47 @@ impl VllmLog {
                 self.start_up(at, interval);
             }
             VllmRecord::Lifecycle(event) => self.apply_lifecycle(event, at, interval),
-            VllmRecord::NumGpuBlocks(n) => {
+            VllmRecord::NumGpuBlocks(_) => {
                 // Printed (at INFO up to 0.11.0) the moment the stat loggers were built.
                 if matches!(self.phase, Phase::Starting { .. })
                     && self.marks.counting_since.is_none()
                 {
                     self.mark(at, |marks, t| marks.counting_since = Some(t));
                 }
-                let key = scope_key(n.engine, n.aggregated_engines)
-                    .unwrap_or(EngineKey::of_process(process));
                 self.engine(key, interval, may_grow)?.apply_other(record);
             }
-            VllmRecord::Iteration(it) => {
-                let key = scope_key(it.engine, None).unwrap_or(EngineKey::of_process(process));
-                self.engine(key, interval, may_grow)?.apply_other(record);
-            }
-            VllmRecord::KvCacheSize(_) | VllmRecord::MaxConcurrency(_) | VllmRecord::Blocks(_) => {
-                self.engine(EngineKey::of_process(process), interval, may_grow)?
-                    .apply_other(record)
-            }
+            VllmRecord::Iteration(_)
+            | VllmRecord::KvCacheSize(_)
+            | VllmRecord::MaxConcurrency(_)
+            | VllmRecord::Blocks(_) => self.engine(key, interval, may_grow)?.apply_other(record),
         }
         Ok(())
+    }
+
+    /// The engine a record is about, when it is about one engine: `None` for the lines of
+    /// the whole run (start-up, shutdown), which may change every engine.
+    fn record_key(&self, record: &VllmRecord<'_>, process: Option<&str>) -> Option<EngineKey> {
+        let of_process = || EngineKey::of_process(process);
+        match record {
+            VllmRecord::Stats(stats) => Some(
+                scope_key(stats.engine, stats.aggregated_engines).unwrap_or(EngineKey::Index(0)),
+            ),
+            // Applied to the engine of the last stats line, which a stats line has just set.
+            VllmRecord::SpecDecoding(_) | VllmRecord::PrefixCacheV0(_) => {
+                Some(self.last_stats_engine.unwrap_or(EngineKey::Index(0)))
+            }
+            VllmRecord::NumGpuBlocks(n) => {
+                Some(scope_key(n.engine, n.aggregated_engines).unwrap_or_else(of_process))
+            }
+            VllmRecord::Iteration(it) => {
+                Some(scope_key(it.engine, None).unwrap_or_else(of_process))
+            }
+            VllmRecord::Preemptions(_)
+            | VllmRecord::KvCacheSize(_)
+            | VllmRecord::MaxConcurrency(_)
+            | VllmRecord::Blocks(_) => Some(of_process()),
+            VllmRecord::EngineConfig(_) | VllmRecord::Lifecycle(_) => None,
+        }
     }
 
     fn engine(
@@ -798,12 +819,29 @@ impl Engine for VllmLog {
         self.judge(now, settings.stats_interval);
     }
 
+    fn record_unit(&self, parsed: &Parsed<'_>) -> Option<usize> {
+        let Record::Vllm(record) = &parsed.record else {
+            return None;
+        };
+        // The GPU blocks line also dates the first window of every engine yet to print.
+        if matches!(record, VllmRecord::NumGpuBlocks(_)) {
+            return None;
+        }
+        let key = self.record_key(record, parsed.process)?;
+        // Units are in `engines`' order.
+        Some(self.engines.range(..key).count())
+    }
+
     fn unit_count(&self) -> usize {
         self.engines.len()
     }
 
     fn each_unit(&self) -> Vec<&VllmEngine> {
         self.engines.values().collect()
+    }
+
+    fn nth_unit(&self, index: usize) -> Option<&VllmEngine> {
+        self.engines.values().nth(index)
     }
 
     fn units<'a>(
@@ -918,6 +956,39 @@ mod tests {
             kv_cache_usage_percent: Some(50.0),
             ..VllmStats::default()
         }
+    }
+
+    /// Replay writes only the unit a record changed: a DP engine's stats line changes only that
+    /// engine; an engine config line (the model's name, a start-up) may change them all.
+    #[test]
+    fn a_dp_engines_stats_line_changes_only_that_unit_and_a_config_line_all() {
+        let fixture = include_str!("../../fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log");
+        let line = |needle: &str| fixture.lines().find(|l| l.contains(needle)).unwrap();
+        let mut log = VllmLog::default();
+        let mut unit_of = |text: &str| {
+            let mut units = Vec::new();
+            llmtail_grammars::each_record(text, |outcome| {
+                let llmtail_grammars::Outcome::Parsed(parsed) = outcome else {
+                    panic!("{text}: {outcome:?}");
+                };
+                let Record::Vllm(record) = &parsed.record else {
+                    panic!("{text}");
+                };
+                let interval = StatsInterval::Fixed(10.0);
+                log.apply(record, parsed.process, Some(0.0), interval, true)
+                    .unwrap();
+                units.push(Engine::record_unit(&log, parsed));
+            });
+            units
+        };
+        assert_eq!(
+            unit_of(line("Engine 001:")),
+            [Some(0)],
+            "the only engine yet"
+        );
+        assert_eq!(unit_of(line("Engine 000:")), [Some(0)], "sorted before 001");
+        assert_eq!(unit_of(line("Engine 001:")), [Some(1)]);
+        assert_eq!(unit_of(line("with config:")), [None]);
     }
 
     #[test]
