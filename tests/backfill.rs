@@ -253,21 +253,18 @@ fn out_onto_a_symlink_or_a_fifo_writes_through_it_and_leaves_it_in_place() {
     let log = "fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log";
     let expected = replay_text(&["--log", log, "--log-timezone", "UTC"]);
     let dir = tempfile::tempdir().unwrap();
+    // Replays into `out`, and says what `out` is afterwards.
+    let replay_into = |out: &Path| {
+        let args = ["replay", "--log", log, "--log-timezone", "UTC", "--out"];
+        let replayed = llmtail(&[&args[..], &[out.to_str().unwrap()]].concat());
+        assert!(replayed.status.success(), "{}", stderr(&replayed));
+        std::fs::symlink_metadata(out).unwrap().file_type()
+    };
 
     let target = dir.path().join("history.om");
     let link = dir.path().join("link.om");
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let out = llmtail(&[
-        "replay",
-        "--log",
-        log,
-        "--log-timezone",
-        "UTC",
-        "--out",
-        link.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let kind = std::fs::symlink_metadata(&link).unwrap().file_type();
+    let kind = replay_into(&link);
     assert!(kind.is_symlink(), "--out replaced the symlink: {kind:?}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), expected);
 
@@ -277,23 +274,11 @@ fn out_onto_a_symlink_or_a_fifo_writes_through_it_and_leaves_it_in_place() {
     let (sent, read) = std::sync::mpsc::channel();
     let reader = fifo.clone();
     std::thread::spawn(move || sent.send(std::fs::read_to_string(reader)));
-    let out = llmtail(&[
-        "replay",
-        "--log",
-        log,
-        "--log-timezone",
-        "UTC",
-        "--out",
-        fifo.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    let kind = replay_into(&fifo);
     assert!(kind.is_fifo(), "--out replaced the FIFO: {kind:?}");
     let text = read.recv_timeout(std::time::Duration::from_secs(60));
-    assert_eq!(
-        text.expect("the FIFO's reader got the text").unwrap(),
-        expected
-    );
+    let text = text.expect("the FIFO's reader got the text").unwrap();
+    assert_eq!(text, expected);
 }
 
 /// Pod logs replayed from a copy of `/var/log/pods` keep the labels the agent gives them.
