@@ -503,10 +503,7 @@ fn push_units<'a, E: Engine>(
     let Some(engine) = log.engine::<E>() else {
         return;
     };
-    // The log's own labels, less the names the engine's units set (a config cannot
-    // name them: they are reserved; this keeps a scrape valid whatever got through).
-    let mut own = log_labels(settings, log);
-    own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+    let own = own_labels::<E>(settings, log);
     for (labels, unit) in engine.units(log, settings) {
         debug_assert!(
             labels.iter().all(|(name, _)| E::UNIT_LABELS.contains(name)),
@@ -516,6 +513,18 @@ fn push_units<'a, E: Engine>(
         let pairs = labels.iter().map(|(n, v)| (*n, v.as_str()));
         units.push((label_set(pairs.chain(own.iter().copied())), unit));
     }
+}
+
+/// The log's own labels that go after its units' of engine `E`: less the names the engine's
+/// units set (a config cannot name them: they are reserved; this keeps a scrape valid whatever
+/// got through).
+fn own_labels<'a, E: Engine>(
+    settings: &'a StateSettings,
+    log: &'a LogState,
+) -> Vec<(&'a str, &'a str)> {
+    let mut own = log_labels(settings, log);
+    own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+    own
 }
 
 /// The label sets of one engine's units in one log, kept between a replay's records: made
@@ -632,8 +641,7 @@ impl<S: SampleSink> EngineVisitor for SomeUnits<'_, S> {
         // leaves the label sets as they were.
         if self.sets.stale || self.sets.units.len() != engine.unit_count() {
             let mut labelled = engine.units(self.log, self.settings);
-            let mut own = log_labels(self.settings, self.log);
-            own.retain(|(name, _)| !E::UNIT_LABELS.contains(name));
+            let own = own_labels::<E>(self.settings, self.log);
             self.sets.update(&mut labelled, &own);
             self.sets.stale = false;
         }
