@@ -91,9 +91,10 @@ impl Samples {
     }
 }
 
-/// What [`SampleSink::sample`] is given for a series, but the label set (its emission's). The name and suffix come from the
-/// catalog's statics, so they are known again by address (strings compared by content cost a
-/// call each: four per sample were a quarter of a replay's time).
+/// What [`SampleSink::sample`] is given for a series, but the label set (its emission's).
+/// The name and suffix come from the catalog's statics, so they are known again by address
+/// (strings compared by content cost a call each: four per sample were a quarter of a
+/// replay's time).
 struct SeriesParts {
     name: StaticText,
     suffix: StaticText,

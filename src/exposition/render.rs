@@ -213,7 +213,9 @@ pub trait SampleSink {
     /// A classic histogram's `_sum`, `_count` and cumulative `_bucket`s.
     fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>);
     /// The samples that follow are of the engine's unit `index` ([`Engine::units`] order), or,
-    /// with `None`, its per-log series. Only [`unit_samples`] says so; a scrape does not.
+    /// with `None`, its per-log series, and pass one label set, the same text each time (a
+    /// replay's history compares it once per unit). Only [`unit_samples`] says so; a scrape
+    /// does not.
     fn unit(&mut self, _index: Option<usize>) {}
 }
 
