@@ -82,13 +82,23 @@ pub struct SavedLog {
     /// Records refused by a cap (added within version 1).
     #[serde(default)]
     pub series_refused: u64,
+    /// Records that repeated a recent one, by grammar (added within version 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeated: Vec<SavedRejections>,
+    /// Records dated before an earlier one (added within version 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub out_of_order: u64,
     /// Each engine's state as one value, under the engine's name (`vllm`, `trtllm`, ...: the
     /// two fields of the first version 1 files), in the engine's own serde form.
     #[serde(flatten)]
     pub engines: BTreeMap<String, serde_json::Value>,
 }
 
-/// One grammar's rejected lines.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One grammar's rejected (or repeated) records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedRejections {
     pub grammar: String,
@@ -165,6 +175,15 @@ impl SavedLog {
                 })
                 .collect(),
             series_refused: log.series_refused,
+            repeated: log
+                .repeated
+                .iter()
+                .map(|(grammar, lines)| SavedRejections {
+                    grammar: grammar.to_string(),
+                    lines: *lines,
+                })
+                .collect(),
+            out_of_order: log.out_of_order,
             engines: log
                 .engines
                 .iter()
@@ -196,6 +215,18 @@ impl SavedLog {
             .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
             .collect();
         log.series_refused = self.series_refused;
+        log.repeated = self
+            .repeated
+            .iter()
+            .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
+            .collect();
+        log.out_of_order = self.out_of_order;
+        // The log's latest time, for judging its engines until a line is read again.
+        log.latest_line_at = self
+            .parsed
+            .iter()
+            .map(|g| g.last_timestamp)
+            .reduce(f64::max);
         for engine in &mut log.engines {
             let Some(saved) = self.engines.get(engine.name()) else {
                 continue;

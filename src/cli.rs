@@ -136,9 +136,12 @@ pub struct Cli {
     pub envelope: Option<EnvelopeKind>,
 
     /// The time zone of times a log prints without one (vLLM's `11-22 13:25:01`, syslog's
-    /// `Nov 22 13:25:01`): an IANA name such as Asia/Tokyo, or UTC. A `[[log]]` entry's
-    /// `timezone` wins for its log. Times with a zone keep it (Docker, CRI, Triton's heads).
-    /// [default: the agent's own zone, from TZ or /etc/localtime]
+    /// `Nov 22 13:25:01`): an IANA name such as Asia/Tokyo, or UTC, or `auto`: learn the
+    /// offset between the log's clock and the agent's from live lines (rounded to the quarter
+    /// hour) and take it off. A `[[log]]` entry's `timezone` wins for its log. Times with a zone
+    /// keep it (Docker, CRI, Triton's heads). Liveness never depends on it: an engine is judged
+    /// by how long ago its last line arrived. [default: the agent's own zone, from TZ or
+    /// /etc/localtime]
     #[arg(long = "log-timezone", value_name = "ZONE")]
     pub log_timezone: Option<String>,
 

@@ -164,6 +164,7 @@ struct LogEntry {
     envelope: Option<EnvelopeKind>,
     model_name: Option<String>,
     vllm_version: Option<String>,
+    #[serde(alias = "log_timezone")]
     timezone: Option<String>,
     path_labels: Option<String>,
     #[serde(default)]
@@ -291,11 +292,14 @@ fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result
     Ok(())
 }
 
-/// Looks up a time zone by its IANA name.
+/// Looks up a time zone by its IANA name, or `auto`.
 fn zone(name: &str, origin: &str) -> Result<LogZone, ConfigError> {
+    if name.eq_ignore_ascii_case("auto") {
+        return Ok(LogZone::auto());
+    }
     LogZone::named(name).map_err(|e| {
         ConfigError(format!(
-            "{origin}: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC (`timedatectl list-timezones` lists them)"
+            "{origin}: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC (`timedatectl list-timezones` lists them), or auto"
         ))
     })
 }

@@ -15,8 +15,9 @@ use crate::path_labels::PathLabels;
 use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
 use crate::state::engine::EngineSetup;
+use crate::state::log_clock::LogClock;
 use crate::state::{LogState, State, StateSettings};
-use crate::timezone::resolve_time;
+use crate::timezone::{resolve_in_order, zone_explaining, Resolved};
 
 /// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
 #[derive(Clone)]
@@ -28,12 +29,17 @@ impl Clock {
         Clock(Arc::new(now))
     }
 
+    /// The system clock, read once at start and then advanced by the monotonic clock: silence
+    /// is measured on it (how long since a log's last line arrived), and a wall clock that NTP
+    /// or an operator steps would make an engine look silent for the size of the step.
     pub fn system() -> Clock {
-        Clock(Arc::new(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0)
+        let started = Instant::now();
+        let wall_at_start = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        Clock(Arc::new(move || {
+            wall_at_start + started.elapsed().as_secs_f64()
         }))
     }
 
@@ -50,17 +56,24 @@ impl Clock {
 struct LogInput {
     decoder: Decoder,
     zone: TimeZone,
+    /// The zone's name, for what the agent says of an offset.
+    zone_name: String,
 }
 
 impl LogInput {
     fn new(source: Option<&LogSettings>, max_line_bytes: usize) -> LogInput {
-        let (envelope, zone) = match source {
-            Some(source) => (source.envelope, source.timezone.zone().clone()),
-            None => (EnvelopeKind::Auto, TimeZone::UTC),
+        let (envelope, zone, zone_name) = match source {
+            Some(source) => (
+                source.envelope,
+                source.timezone.zone().clone(),
+                source.timezone.name().to_string(),
+            ),
+            None => (EnvelopeKind::Auto, TimeZone::UTC, "UTC".to_string()),
         };
         LogInput {
             decoder: Decoder::new(envelope, max_line_bytes),
             zone,
+            zone_name,
         }
     }
 
@@ -68,6 +81,7 @@ impl LogInput {
     /// what it detected, and a line it holds half of, are not lost.
     fn reconfigure(&mut self, source: &LogSettings, max_line_bytes: usize) {
         self.zone = source.timezone.zone().clone();
+        self.zone_name = source.timezone.name().to_string();
         if self.decoder.configured() != source.envelope {
             self.decoder = Decoder::new(source.envelope, max_line_bytes);
         }
@@ -112,6 +126,20 @@ pub struct Pipeline {
     service: Option<ServiceManager>,
     /// `llmtail replay`: told of every record applied.
     observer: Option<Box<dyn RecordObserver>>,
+    reading: Reading,
+}
+
+/// What the pipeline reads for, which decides how records are dated and engines judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// `--one-shot`: the logs as they stood when written, judged by their stamps alone.
+    Stamps,
+    /// Serving: once the catch-up has read what the logs held, a record is a sign of life at
+    /// the moment it is read ([`crate::state::log_clock`]).
+    Following,
+    /// `llmtail replay`: by stamps, and a log's times never run backwards (a record dated
+    /// before the previous one is placed at the previous one's time).
+    Replay,
 }
 
 /// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
@@ -199,25 +227,82 @@ pub struct Applied {
     pub line_time: Option<f64>,
 }
 
-/// Applies every record of one message to its log's state; `time` says when a record was
-/// written. A line can hold several records (glued by two writers, a `/metrics` dump): each is
-/// counted in `lines_parsed`/`lines_rejected`, while `lines_read` and `lines_unmatched` stay
-/// counts of physical lines. Returns whether the line held any record.
+/// How the records of one batch are dated: the pipeline's [`Reading`], whether the catch-up is
+/// over, and the agent's clock.
+struct Dating {
+    reading: Reading,
+    caught_up: bool,
+    now: f64,
+}
+
+impl Dating {
+    /// The time a record is applied at, from `raw`, the time its line says (`None` when it says
+    /// none); tells the log's clock ([`LogClock`](crate::state::log_clock::LogClock)) that the
+    /// log was heard from, and counts a record dated before an earlier one.
+    fn date(&self, raw: Option<f64>, log: &mut LogState) -> Option<f64> {
+        let time = match (self.reading, self.caught_up) {
+            (Reading::Following, true) => log.clock.heard_live(self.now, raw),
+            (Reading::Following, false) => {
+                let time = raw.map(|t| t - log.clock.correction());
+                if let Some(t) = time {
+                    log.clock.heard_backlog(self.now, t);
+                }
+                time
+            }
+            (Reading::Stamps | Reading::Replay, _) => raw,
+        }?;
+        match log.latest_line_at {
+            Some(latest) if time < latest => {
+                log.out_of_order += 1;
+                // A history's counters must not go back in time: Prometheus reads a counter
+                // that decreases from one sample to the next as a reset.
+                Some(if self.reading == Reading::Replay {
+                    latest
+                } else {
+                    time
+                })
+            }
+            _ => Some(time),
+        }
+    }
+}
+
+/// Applies every record of one message to its log's state; `raw_time` says when its line says
+/// a record was written (given the log's previous time), `dating` turns that into the time it is
+/// applied at. A line can hold several records (glued by two writers, a `/metrics` dump): each
+/// is counted in `lines_parsed`/`lines_rejected`, while `lines_read` and `lines_unmatched` stay
+/// counts of physical lines. A record that repeats a recent one ([`crate::state::repeats`]) is
+/// counted as such and not applied. Returns whether the line held any record.
+#[allow(clippy::too_many_arguments)]
 fn apply_records(
     text: &str,
-    time: impl Fn(&Parsed<'_>) -> Option<f64>,
+    raw_time: impl Fn(&Parsed<'_>, Option<f64>) -> Option<Resolved>,
+    dating: &Dating,
     log_state: &mut LogState,
     settings: &StateSettings,
     series: &mut usize,
-    now: f64,
     mut observer: Option<&mut (dyn RecordObserver + 'static)>,
 ) -> bool {
     let mut any_record = false;
+    let mut ordinal = 0u32;
     llmtail_grammars::each_record(text, |outcome| match outcome {
         Outcome::Parsed(parsed) => {
             any_record = true;
-            let line_time = time(parsed);
-            let taken_by = log_state.apply(parsed, line_time, now, settings, series);
+            let raw = raw_time(parsed, log_state.latest_line_at);
+            if raw.is_some_and(|r| r.second_pass) {
+                log_state.dst_second_pass += 1;
+            }
+            let line_time = dating.date(raw.map(|r| r.at), log_state);
+            let grammar = parsed.record.grammar();
+            ordinal += 1;
+            if log_state
+                .recent
+                .is_repeat(grammar, ordinal, line_time, text)
+            {
+                log_state.count_repeat(grammar);
+                return;
+            }
+            let taken_by = log_state.apply(parsed, line_time, dating.now, settings, series);
             if let (Some(engine), Some(observer)) = (taken_by, observer.as_deref_mut()) {
                 let unit = log_state.engines[engine].record_unit(parsed);
                 let applied = Applied {
@@ -235,6 +320,47 @@ fn apply_records(
         Outcome::Unmatched => {}
     });
     any_record
+}
+
+/// Warns once per log when its times read a whole number of quarter hours (at least half an
+/// hour) from the agent's clock: the engine writes them in another zone than they are read in.
+fn warn_of_zone_offset(log_state: &mut LogState, input: &LogInput, now: f64) {
+    let Some(offset) = log_state.clock.zone_offset_to_warn() else {
+        return;
+    };
+    let writer_zone = zone_explaining(offset, &input.zone, now);
+    tracing::warn!(
+        log = %log_state.label,
+        offset_seconds = offset,
+        read_in = %input.zone_name,
+        "{}",
+        zone_offset_advice(offset, &input.zone_name, &writer_zone)
+    );
+}
+
+/// What the agent says of a log whose times read `offset` seconds from its clock: the offset,
+/// the zone that would explain it, and the fix.
+pub fn zone_offset_advice(offset: f64, read_in: &str, writer_zone: &str) -> String {
+    let direction = if offset < 0.0 { "behind" } else { "ahead of" };
+    let hours = offset.abs() / 3600.0;
+    let fix = if writer_zone.starts_with("UTC+") || writer_zone.starts_with("UTC-") {
+        "--log-timezone auto (or the timezone of that [[log]] entry) to learn it".to_string()
+    } else {
+        format!("--log-timezone {writer_zone} (or --log-timezone auto)")
+    };
+    format!(
+        "the log's times read {hours:.2} h {direction} the agent's clock: its engine most likely \
+         writes them in {writer_zone}, while they are read in {read_in}; liveness is judged on the \
+         agent's clock regardless, but the history's times are off by that much\n  fix: {fix}"
+    )
+}
+
+/// When the file at `path` was last written, on the agent's clock at `now` (which reads the
+/// system clock through the monotonic one: the two are compared as they stand now).
+fn modified_at(path: &str, now: f64) -> Option<f64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let ago = SystemTime::now().duration_since(modified).ok()?;
+    Some(now - ago.as_secs_f64())
 }
 
 /// The labels the `path_labels` of a file's log (`source`) take from the file's `path`: none
@@ -279,7 +405,14 @@ impl Pipeline {
             clock,
             service: None,
             observer: None,
+            reading: Reading::Stamps,
         }
+    }
+
+    /// How records are dated and engines judged (by stamps unless told otherwise).
+    pub fn reading(mut self, reading: Reading) -> Pipeline {
+        self.reading = reading;
+        self
     }
 
     /// Tells `observer` of every record applied, after applying it.
@@ -429,6 +562,7 @@ impl Pipeline {
             settings.and_then(|s| s.vllm_version.as_deref()),
         );
         log_state.from_glob = from_glob;
+        log_state.clock = LogClock::new(settings.is_some_and(|s| s.timezone.is_auto()));
         log_state.path_labels = labels_from_path(settings, &label).unwrap_or_else(|path_labels| {
             tracing::info!(
                 log = %label,
@@ -466,6 +600,7 @@ impl Pipeline {
                     log.path_labels =
                         labels_from_path(Some(source), &log.label).unwrap_or_default();
                     log.model_name.clone_from(&source.model_name);
+                    log.clock.set_auto(source.timezone.is_auto());
                     log.reconfigure_engines(&EngineSetup {
                         vllm_version: source.vllm_version.as_deref(),
                     });
@@ -558,9 +693,15 @@ impl Sink for Pipeline {
             logs,
             settings: state_settings,
             series,
+            caught_up,
             ..
         } = state;
-        let (Some(Some(LogInput { decoder, zone })), Some(Some(log_state))) =
+        let dating = Dating {
+            reading: self.reading,
+            caught_up: *caught_up,
+            now,
+        };
+        let (Some(Some(LogInput { decoder, zone, .. })), Some(Some(log_state))) =
             (self.inputs.get_mut(index), logs.get_mut(index))
         else {
             tracing::warn!(
@@ -586,10 +727,10 @@ impl Sink for Pipeline {
             let Some((text, envelope_time)) = decode(decoder, raw, log_state) else {
                 continue;
             };
-            let time = |parsed: &Parsed<'_>| {
+            let time = |parsed: &Parsed<'_>, previous: Option<f64>| {
                 // Per record, in this log's zone: a syslog log read across New Year changes
                 // year between two lines. The envelope's time wins over the head's.
-                let resolve = |t: LogTime| resolve_time(&t, zone, now);
+                let resolve = |t: LogTime| resolve_in_order(&t, zone, now, previous);
                 envelope_time
                     .and_then(resolve)
                     .or_else(|| parsed.time.and_then(resolve))
@@ -598,15 +739,18 @@ impl Sink for Pipeline {
             let any_record = apply_records(
                 &text,
                 time,
+                &dating,
                 log_state,
                 state_settings,
                 series,
-                now,
                 observer,
             );
             if !any_record {
                 log_state.io.lines_unmatched += 1;
             }
+        }
+        if let Some(Some(input)) = self.inputs.get(index) {
+            warn_of_zone_offset(log_state, input, now);
         }
     }
 
@@ -663,7 +807,16 @@ impl Sink for Pipeline {
     }
 
     fn caught_up(&mut self) {
-        self.lock().caught_up = true;
+        let now = self.clock.now();
+        let mut state = self.lock();
+        state.caught_up = true;
+        if self.reading == Reading::Following {
+            for log in state.logs.iter_mut().flatten() {
+                let modified = modified_at(&log.label, now);
+                log.clock.caught_up(now, modified, log.latest_line_at);
+            }
+        }
+        drop(state);
         tracing::info!("read what the logs held at start-up");
         if let Some(service) = &self.service {
             service.ready();

@@ -9,7 +9,7 @@ use crate::checkpoint::Checkpoint;
 use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
-use crate::pipeline::{new_state, Clock, Pipeline};
+use crate::pipeline::{new_state, Clock, Pipeline, Reading};
 use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions, Stopper};
@@ -43,6 +43,7 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     if !settings.remote_write.targets.is_empty() {
         tracing::warn!("--one-shot prints the metrics and pushes nothing (--remote-write.url)");
     }
+    say_auto_zones_read_locally(settings, "--one-shot");
     let mut pipeline = Pipeline::new(settings, state.clone(), clock.clone());
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
@@ -57,6 +58,19 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
     Ok(())
+}
+
+/// `--log-timezone auto` learns a log's offset from lines as they arrive; reading a whole log
+/// at once (`--one-shot`, `replay`) has no arrivals to learn from, so it reads the times in the
+/// agent's own zone, and says so.
+pub(crate) fn say_auto_zones_read_locally(settings: &Settings, command: &str) {
+    for log in settings.logs.iter().filter(|l| l.timezone.is_auto()) {
+        tracing::warn!(
+            log = %log.given,
+            "{command} reads whole logs, with no live lines to learn the offset from: --log-timezone auto reads this log's times in the agent's own zone ({})\n  fix: pass the engine's zone, e.g. --log-timezone UTC",
+            crate::timezone::LogZone::local().name()
+        );
+    }
 }
 
 /// Whether a one-shot input can be read: a file that opens, or a glob with a match.
@@ -123,6 +137,7 @@ pub async fn serve_on(
         .config_reload = Some(ConfigReload::loaded_at(clock.now()));
     let (reconfigure, reconfigurations) = std::sync::mpsc::channel();
     let pipeline = Pipeline::new(settings, state.clone(), clock.clone())
+        .reading(Reading::Following)
         .with_service_manager(ServiceManager::from_environment())
         .with_reconfigurations(reconfigurations);
     let (stopper, follower) = follow_logs(settings, pipeline)?;

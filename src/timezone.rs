@@ -8,8 +8,10 @@
 //! calendar and the zone's rules (DST included) from the tz database: the system's when it has
 //! one, else the copy built into the binary (`tzdb-bundle-always`).
 
+use std::cell::Cell;
+
 use jiff::civil::DateTime;
-use jiff::tz::{Offset, TimeZone, TimeZoneDatabase};
+use jiff::tz::{AmbiguousOffset, Offset, TimeZone, TimeZoneDatabase};
 use jiff::Timestamp;
 use llmtail_grammars::LogTime;
 
@@ -18,6 +20,8 @@ use llmtail_grammars::LogTime;
 pub struct LogZone {
     zone: TimeZone,
     name: String,
+    /// `auto`: the offset to the agent's clock is learned from live lines and taken off.
+    auto: bool,
 }
 
 impl LogZone {
@@ -30,13 +34,31 @@ impl LogZone {
         Ok(LogZone {
             zone,
             name: name.to_string(),
+            auto: false,
         })
+    }
+
+    /// `auto`: times are read in the agent's own zone, less the offset between the log's clock
+    /// and the agent's once live lines have shown it (see `state::log_clock`).
+    pub fn auto() -> LogZone {
+        let local = LogZone::local();
+        LogZone {
+            name: format!("auto (learned from live lines; until then {})", local.name),
+            auto: true,
+            ..local
+        }
+    }
+
+    /// Whether the offset is learned from live lines (`auto`).
+    pub fn is_auto(&self) -> bool {
+        self.auto
     }
 
     pub fn utc() -> LogZone {
         LogZone {
             zone: TimeZone::UTC,
             name: "UTC".to_string(),
+            auto: false,
         }
     }
 
@@ -51,7 +73,11 @@ impl LogZone {
                     (None, Some(tz)) => format!("TZ={tz} (local)"),
                     (None, None) => "/etc/localtime (local)".to_string(),
                 };
-                LogZone { zone, name }
+                LogZone {
+                    zone,
+                    name,
+                    auto: false,
+                }
             }
             Err(e) => {
                 if let Some(tz) = tz_variable {
@@ -65,6 +91,7 @@ impl LogZone {
                 LogZone {
                     zone: TimeZone::UTC,
                     name: "UTC (local)".to_string(),
+                    auto: false,
                 }
             }
         }
@@ -80,6 +107,55 @@ impl LogZone {
     }
 }
 
+/// Zones a suggestion names first, when one of them has the offset: the ones inference hosts
+/// and containers use most (a container's UTC above all).
+const COMMON_ZONES: &[&str] = &[
+    "UTC",
+    "Europe/London",
+    "Europe/Berlin",
+    "Europe/Helsinki",
+    "Europe/Moscow",
+    "Asia/Dubai",
+    "Asia/Kolkata",
+    "Asia/Kathmandu",
+    "Asia/Singapore",
+    "Asia/Shanghai",
+    "Asia/Tokyo",
+    "Australia/Adelaide",
+    "Australia/Sydney",
+    "Pacific/Auckland",
+    "America/Sao_Paulo",
+    "America/New_York",
+    "America/Chicago",
+    "America/Denver",
+    "America/Los_Angeles",
+    "Pacific/Honolulu",
+];
+
+/// The zone an engine would write its times in for them to read `offset` seconds from the
+/// agent's clock when read in `zone`, at `now`: the zone the engine most likely uses. An IANA
+/// name when a common zone has that offset now, else the offset itself (`UTC+05:30`).
+pub fn zone_explaining(offset: f64, zone: &TimeZone, now: f64) -> String {
+    let Ok(at) = Timestamp::from_second(now.floor() as i64) else {
+        return "UTC".to_string();
+    };
+    let reader = zone.to_offset(at).seconds();
+    let writer = reader + offset.round() as i32;
+    let named = COMMON_ZONES.iter().find(|name| {
+        TimeZone::get(name)
+            .or_else(|_| TimeZoneDatabase::bundled().get(name))
+            .is_ok_and(|tz| tz.to_offset(at).seconds() == writer)
+    });
+    match named {
+        Some(name) => (*name).to_string(),
+        None => {
+            let sign = if writer < 0 { '-' } else { '+' };
+            let minutes = writer.unsigned_abs() / 60;
+            format!("UTC{sign}{:02}:{:02}", minutes / 60, minutes % 60)
+        }
+    }
+}
+
 /// How far past `now` a yearless time may be and still be read as this year's: a writer's
 /// clock a little ahead of the agent's must not throw its lines a year back.
 const AHEAD_TOLERANCE_SECONDS: f64 = 86_400.0;
@@ -90,30 +166,106 @@ const AHEAD_TOLERANCE_SECONDS: f64 = 86_400.0;
 /// each line is judged alone, so a log read across New Year changes year where it should.
 /// `None` for a date that does not exist (Feb 30).
 pub fn resolve_time(time: &LogTime, zone: &TimeZone, now: f64) -> Option<f64> {
-    match time.year {
-        Some(year) => instant(time, i16::try_from(year).ok()?, zone),
-        None => in_closest_year(time, zone, now),
-    }
+    resolve_time_after(time, zone, now, None)
 }
 
-fn in_closest_year(time: &LogTime, zone: &TimeZone, now: f64) -> Option<f64> {
+/// [`resolve_time`] for a line that follows one written at `previous`: a wall time that a DST
+/// fold makes happen twice is the earlier instant unless that is before `previous`, then the
+/// later one, so a log's times run on through the repeated hour instead of going back to its
+/// start. A time without a date (`HH:MM:SS`) is on the day, in `zone`, that puts it closest
+/// to `now`.
+pub fn resolve_time_after(
+    time: &LogTime,
+    zone: &TimeZone,
+    now: f64,
+    previous: Option<f64>,
+) -> Option<f64> {
+    resolve_in_order(time, zone, now, previous).map(|r| r.at)
+}
+
+/// An instant a printed time was resolved to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resolved {
+    /// Seconds since the epoch.
+    pub at: f64,
+    /// The time fell in a DST fold's repeated hour and was read as its second pass.
+    pub second_pass: bool,
+}
+
+/// [`resolve_time_after`], saying whether a fold's second pass was taken.
+pub fn resolve_in_order(
+    time: &LogTime,
+    zone: &TimeZone,
+    now: f64,
+    previous: Option<f64>,
+) -> Option<Resolved> {
+    let order = Order {
+        previous,
+        second_pass: Cell::new(false),
+    };
+    let at = if time.month == 0 {
+        on_closest_day(time, zone, now, &order)
+    } else {
+        match time.year {
+            Some(year) => instant(time, i16::try_from(year).ok()?, zone, &order),
+            None => in_closest_year(time, zone, now, &order),
+        }
+    }?;
+    Some(Resolved {
+        at,
+        second_pass: order.second_pass.get(),
+    })
+}
+
+/// The previous line's time, and whether a fold's second pass was taken after it.
+struct Order {
+    previous: Option<f64>,
+    second_pass: Cell<bool>,
+}
+
+/// A clock time without a date, on yesterday's, today's or tomorrow's date in `zone`: the one
+/// closest to `now` (a line printed at 23:59:58 and read after midnight is yesterday's).
+fn on_closest_day(time: &LogTime, zone: &TimeZone, now: f64, order: &Order) -> Option<f64> {
+    let today = zone
+        .to_datetime(Timestamp::from_second(now.floor() as i64).ok()?)
+        .date();
+    [today.yesterday().ok()?, today, today.tomorrow().ok()?]
+        .into_iter()
+        .filter_map(|day| {
+            let dated = LogTime {
+                month: day.month() as u8,
+                day: day.day() as u8,
+                ..*time
+            };
+            instant(&dated, day.year(), zone, order)
+        })
+        .min_by(|a, b| (a - now).abs().total_cmp(&(b - now).abs()))
+}
+
+fn in_closest_year(time: &LogTime, zone: &TimeZone, now: f64, order: &Order) -> Option<f64> {
     let today = zone.to_datetime(Timestamp::from_second(now.floor() as i64).ok()?);
     let latest = now + AHEAD_TOLERANCE_SECONDS;
     // Only a January time read in December can belong to next year (a clock just behind the
     // writer's at midnight on Dec 31).
     if time.month == 1 && today.month() == 12 {
-        if let Some(t) = instant(time, today.year() + 1, zone).filter(|t| *t <= latest) {
+        let next_year = instant(time, today.year() + 1, zone, order);
+        if let Some(t) = next_year.filter(|t| *t <= latest) {
             return Some(t);
         }
     }
     // Four years back at most: Feb 29 read in a common year is the last leap year's.
     (today.year() - 4..=today.year())
         .rev()
-        .find_map(|year| instant(time, year, zone).filter(|t| *t <= latest))
+        .find_map(|year| instant(time, year, zone, order).filter(|t| *t <= latest))
 }
 
-/// `time` in `year`: at its own offset when it printed one, else in `zone`.
-fn instant(time: &LogTime, year: i16, zone: &TimeZone) -> Option<f64> {
+/// How far back a fold's earlier instant must be from the previous line's for the later one to
+/// be taken.
+const FOLD_BACKWARDS_SECONDS: f64 = 600.0;
+
+/// `time` in `year`: at its own offset when it printed one, else in `zone` (a fold's repeated
+/// hour as its earlier instant, unless that is before `previous`).
+fn instant(time: &LogTime, year: i16, zone: &TimeZone, order: &Order) -> Option<f64> {
     // jiff's clock stops at :59; a leap second (`:60`, which record heads may print) is read
     // as the second after :59.
     let leap = time.second == 60;
@@ -135,7 +287,23 @@ fn instant(time: &LogTime, year: i16, zone: &TimeZone) -> Option<f64> {
         // A wall time in a DST gap never happened and one in a fold happened twice: jiff's
         // `compatible` choice (RFC 5545, Temporal) reads a gap's with the offset before it, so
         // it lands as far after the gap as it was into it, and a fold's as the earlier one.
-        None => zone.to_ambiguous_timestamp(civil).compatible().ok()?,
+        None => {
+            let ambiguous = zone.to_ambiguous_timestamp(civil);
+            let compatible = ambiguous.compatible().ok()?;
+            let in_fold = matches!(ambiguous.offset(), AmbiguousOffset::Fold { .. });
+            // Lines a few seconds out of order (two writers) stay in the first pass; only a
+            // time that would go back most of the repeated hour is the second pass.
+            match order.previous {
+                Some(previous)
+                    if in_fold
+                        && (compatible.as_second() as f64) < previous - FOLD_BACKWARDS_SECONDS =>
+                {
+                    order.second_pass.set(true);
+                    ambiguous.later().ok()?
+                }
+                _ => compatible,
+            }
+        }
     };
     let seconds = at.as_second() + i64::from(leap);
     Some(seconds as f64 + f64::from(time.nanos) / 1e9)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::agent::{eventually, http_get, on_path, RunningAgent};
-use crate::support::writer::append_lines;
+use crate::support::writer::{append_lines, just_written_copy};
 
 pub(crate) fn tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
@@ -349,7 +349,10 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
-    let log = "fixtures/replay/trtllm-triton-era2-v0.10.log";
+    let dir = tempfile::tempdir().unwrap();
+    let log = &just_written_copy("fixtures/replay/trtllm-triton-era2-v0.10.log", dir.path())
+        .display()
+        .to_string();
     // A few seconds after the log's last line (2026-05-10T07:57:36Z: Triton writes UTC), so
     // the executor, busy at that line, is not yet overdue.
     let agent = RunningAgent::start_at(&["--log", log], 1_778_399_860.0);
@@ -405,7 +408,9 @@ fn a_real_prometheus_scrapes_the_iteration_stats_fields_tritons_exporter_drops()
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
-    let log = "fixtures/replay/trtllm-iteration-stats-gptmanagerbenchmark-0.16.log";
+    let fixture = "fixtures/replay/trtllm-iteration-stats-gptmanagerbenchmark-0.16.log";
+    let dir = tempfile::tempdir().unwrap();
+    let log = &just_written_copy(fixture, dir.path()).display().to_string();
     // Twelve seconds after the last record (2024-12-03T08:41:18Z, read as UTC).
     let agent = RunningAgent::start_at(&["--log", log, "--log-timezone", "UTC"], 1_733_215_290.0);
     let server = Prometheus::scraping(&prometheus, agent.addr);
@@ -800,7 +805,10 @@ fn a_real_prometheus_scrapes_sglang_series_with_the_values_the_log_printed() {
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
-    let log = "fixtures/replay/sglang-0.5.5-dp2-retract.log";
+    let dir = tempfile::tempdir().unwrap();
+    let log = &just_written_copy("fixtures/replay/sglang-0.5.5-dp2-retract.log", dir.path())
+        .display()
+        .to_string();
     // The last line is `[2025-11-11 04:06:29 DP0 TP0] Decode batch, ...`, read as UTC.
     let agent =
         RunningAgent::start_at(&["--log", log, "--model-name", "qwen3-8b"], 1_762_833_994.0);

@@ -28,7 +28,7 @@ use anyhow::Context;
 
 use crate::config::Settings;
 use crate::exposition::render::{self, UnitLabelSets};
-use crate::pipeline::{new_state, Applied, Clock, Pipeline, RecordObserver};
+use crate::pipeline::{new_state, Applied, Clock, Pipeline, Reading, RecordObserver};
 use crate::source::{Reader, SourceOptions};
 use crate::state::{LogState, StateSettings};
 use args::Window;
@@ -45,6 +45,12 @@ pub struct Summary {
     pub unplaced: u64,
     /// Records outside `--since`/`--until`: they changed the state, nothing was written.
     pub outside_window: u64,
+    /// Records dated before an earlier record of their log: written at that record's time.
+    pub out_of_order: u64,
+    /// Records in a DST fold's repeated hour, read as its second pass to keep time running on.
+    pub dst_second_pass: u64,
+    /// Records dated before 1970: refused (Prometheus's blocks cannot hold them).
+    pub before_1970: u64,
     pub samples: usize,
     pub series: usize,
     /// The first and last time written (seconds since the epoch).
@@ -86,6 +92,27 @@ impl std::fmt::Display for Summary {
                 self.outside_window
             )?;
         }
+        if self.out_of_order > 0 {
+            write!(
+                f,
+                "; {} records dated before an earlier line of their log, written at that line's time",
+                self.out_of_order
+            )?;
+        }
+        if self.dst_second_pass > 0 {
+            write!(
+                f,
+                "; {} records in a DST fold's repeated hour read with the later offset",
+                self.dst_second_pass
+            )?;
+        }
+        if self.before_1970 > 0 {
+            write!(
+                f,
+                "; {} records dated before 1970 refused (not written)",
+                self.before_1970
+            )?;
+        }
         Ok(())
     }
 }
@@ -114,6 +141,16 @@ impl RecordObserver for Arc<Mutex<Recorder>> {
             recorder.summary.unplaced += 1;
             return;
         };
+        if time < 0.0 {
+            recorder.summary.before_1970 += 1;
+            if recorder.summary.before_1970 == 1 {
+                tracing::warn!(
+                    log = %log.label,
+                    "a record is dated before 1970, which Prometheus's blocks cannot hold; refused (and every later one, counted in the summary)\n  fix: check the log's times and --log-timezone"
+                );
+            }
+            return;
+        }
         let Some(state) = log.engines.get_mut(applied.engine) else {
             return;
         };
@@ -169,7 +206,9 @@ pub fn replay(
         summary: Summary::default(),
     }));
     let state = new_state(settings);
+    crate::run::say_auto_zones_read_locally(settings, "llmtail replay");
     let mut pipeline = Pipeline::new(settings, Arc::clone(&state), clock)
+        .reading(Reading::Replay)
         .with_observer(Box::new(Arc::clone(&recorder)));
     let options = SourceOptions {
         max_line_bytes: settings.max_line_bytes,
@@ -189,6 +228,8 @@ pub fn replay(
     {
         let state = state.lock().unwrap_or_else(|e| e.into_inner());
         summary.lines = state.iter_logs().map(|l| l.io.lines_read).sum();
+        summary.out_of_order = state.iter_logs().map(|l| l.out_of_order).sum();
+        summary.dst_second_pass = state.iter_logs().map(|l| l.dst_second_pass).sum();
         summary.bytes = state.iter_logs().map(|l| l.io.offset).sum();
     }
     summary.samples = recorder.history.sample_count();

@@ -248,6 +248,27 @@ pub mod agent {
         labels: "`log`, `grammar` (the record the line started as)",
         source: "a record whose message starts as an engine's stats, spec-decoding, prefix-cache or iteration record and does not parse, or parses to an impossible value (negative or non-finite, a usage over 100%)",
     };
+    pub const RECORDS_REPEATED: Metric = Metric {
+        name: "llmtail_records_repeated",
+        kind: Kind::Counter,
+        help: "Records that repeated one of the log's last records exactly (same text, stamped in the same second): a log handler configured twice prints every line twice. Not applied: they add nothing to any counter.",
+        labels: "`log`, `grammar`",
+        source: "a record equal to one of the log's last four records of its grammar, stamped within a second of it",
+    };
+    pub const LINES_OUT_OF_ORDER: Metric = Metric {
+        name: "llmtail_lines_out_of_order",
+        kind: Kind::Counter,
+        help: "Records dated before a record the log held earlier (two writers, a copied-in line, a clock set back). `llmtail replay` writes them at the earlier record's time, so that no counter goes back in time.",
+        labels: "`log`",
+        source: "a record whose time is before the latest time of its log",
+    };
+    pub const LOG_TIME_OFFSET: Metric = Metric {
+        name: "llmtail_log_time_offset_seconds",
+        kind: Kind::Gauge,
+        help: "How far the times the log's lines print are from the agent's clock when they arrive: the median of (stamp - arrival) over the last 31 live records (negative: the stamps read as past). A whole number of quarter hours means a zone read wrongly (see --log-timezone). Serving only, once 3 live records came.",
+        labels: "`log`",
+        source: "live records, after the start-up catch-up (with --log-timezone auto: after the learned offset is taken off)",
+    };
     pub const SERIES_REFUSED: Metric = Metric {
         name: "llmtail_series_refused",
         kind: Kind::Counter,
@@ -364,8 +385,11 @@ pub mod agent {
         LINES_PARSED,
         LINES_UNMATCHED,
         LINES_REJECTED,
+        RECORDS_REPEATED,
+        LINES_OUT_OF_ORDER,
         SERIES_REFUSED,
         LINES_SKIPPED,
+        LOG_TIME_OFFSET,
         LAST_PARSED_TIMESTAMP,
         ROTATIONS,
         TRUNCATIONS,

@@ -153,7 +153,7 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
                 if rejected > 0 { Tone::Bad } else { Tone::Plain },
             ),
             Cell::plain(skipped.to_string()),
-            Cell::plain(age(now, log.latest_line_at, "none yet")),
+            Cell::plain(age(log.log_now(now), log.latest_line_at, "none yet")),
             Cell::plain(log.model_name_shown(&state.settings)),
         ]);
     }
@@ -214,7 +214,10 @@ impl EngineVisitor for EngineTables<'_> {
             };
             for cells in engine.landing_rows(log, &self.state.settings) {
                 let mut row = vec![Cell::code(log.label.to_string())];
-                row.extend(cells.into_iter().map(|cell| landing_cell(cell, self.now)));
+                // Ages on the log's own timeline: how long ago on the agent's clock, whatever
+                // zone the stamps were written in.
+                let log_now = log.log_now(self.now);
+                row.extend(cells.into_iter().map(|cell| landing_cell(cell, log_now)));
                 rows.push(row);
             }
         }
@@ -433,10 +436,24 @@ fn summary(state: &State, caught_up: bool) -> Vec<Cell> {
     cells
 }
 
+/// The warning for a log whose times read a zone's offset from the agent's clock.
+fn zone_offset_warning(log: &LogState, sources: &[LogSettings], now: f64) -> Option<String> {
+    let offset = log.clock.zone_offset()?;
+    let zone = sources
+        .iter()
+        .find(|l| l.spec == log.source)?
+        .timezone
+        .clone();
+    let writer_zone = crate::timezone::zone_explaining(offset, zone.zone(), now);
+    let advice = crate::pipeline::zone_offset_advice(offset, zone.name(), &writer_zone);
+    Some(format!("{}: {}", log.label, advice.replace("\n  ", ". ")))
+}
+
 /// Warnings a user must act on.
-fn warnings(state: &State) -> Vec<String> {
+fn warnings(state: &State, sources: &[LogSettings], now: f64) -> Vec<String> {
     let mut warnings = Vec::new();
     for log in state.shown_logs() {
+        warnings.extend(zone_offset_warning(log, sources, now));
         for warning in log.engines.iter().flat_map(|e| e.warnings()) {
             warnings.push(format!("{}: {warning}", log.label));
         }
@@ -463,7 +480,7 @@ impl Page {
         Page {
             telemetry_path: settings.telemetry_path.clone(),
             summary: summary(state, state.caught_up),
-            warnings: warnings(state),
+            warnings: warnings(state, &settings.logs, now),
             tables: vec![log_table(state, &settings.logs, now)]
                 .into_iter()
                 .chain(engine_tables(state, now))

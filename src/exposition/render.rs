@@ -294,12 +294,27 @@ impl Exposition {
                 .map(|(grammar, lines)| (*grammar, *lines as f64))
                 .collect()
         });
+        self.per_log_labelled(&agent::RECORDS_REPEATED, &logs, "grammar", |l| {
+            l.repeated
+                .iter()
+                .map(|(grammar, records)| (*grammar, *records as f64))
+                .collect()
+        });
+        self.per_log(&agent::LINES_OUT_OF_ORDER, &logs, |l| l.out_of_order as f64);
         self.per_log(&agent::SERIES_REFUSED, &logs, |l| l.series_refused as f64);
         self.per_log_labelled(&agent::LINES_SKIPPED, &logs, "reason", |l| {
             l.io.skipped()
                 .iter()
                 .map(|(reason, n)| (*reason, *n as f64))
                 .collect()
+        });
+        let offsets: Vec<_> = logs
+            .iter()
+            .filter(|(_, log)| log.clock.offset().is_some())
+            .cloned()
+            .collect();
+        self.per_log(&agent::LOG_TIME_OFFSET, &offsets, |l| {
+            l.clock.offset().unwrap_or(0.0)
         });
         self.per_log_labelled(&agent::LAST_PARSED_TIMESTAMP, &logs, "grammar", |l| {
             l.parsed

@@ -10,8 +10,10 @@ pub mod histogram;
 pub mod liveness;
 pub mod llamacpp;
 pub mod lmdeploy;
+pub mod log_clock;
 pub mod ollama;
 pub mod pacing;
+pub mod repeats;
 pub mod sglang;
 pub mod tgi;
 pub mod trtllm;
@@ -25,7 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::source::{LogSpec, SkipReason};
 use engine::{ApplyContext, Engine, EngineSetup, EngineState};
+use log_clock::LogClock;
 use pacing::StatsInterval;
+use repeats::RecentRecords;
 pub use vllm::VllmLog;
 
 /// Settings that shape how records become series.
@@ -213,8 +217,19 @@ pub struct LogState {
     pub rejected: Vec<(&'static str, u64)>,
     /// Records refused by a cap ([`caps`], `--max-series`).
     pub series_refused: u64,
-    /// The latest time a parsed line of this log carried: the log's own present.
+    /// Per grammar, records that repeated a recent record exactly ([`repeats`]): not applied.
+    pub repeated: Vec<(&'static str, u64)>,
+    /// Records dated before a record the log held earlier.
+    pub out_of_order: u64,
+    /// Records whose time fell in a DST fold's repeated hour and was read as its second pass,
+    /// so that the log's time runs on (for `llmtail replay`'s summary).
+    pub dst_second_pass: u64,
+    /// The latest time a parsed line of this log carried.
     pub latest_line_at: Option<f64>,
+    /// How the log's clock stands against the agent's: what liveness is judged by.
+    pub clock: LogClock,
+    /// The last records, to tell a line printed twice.
+    pub recent: RecentRecords,
     /// Found by a glob: once gone past `--log-expiry`, the log is forgotten altogether (a glob
     /// over dated names would otherwise keep every file it ever matched).
     pub from_glob: bool,
@@ -250,7 +265,12 @@ impl LogState {
             parsed: Vec::new(),
             rejected: Vec::new(),
             series_refused: 0,
+            repeated: Vec::new(),
+            out_of_order: 0,
+            dst_second_pass: 0,
             latest_line_at: None,
+            clock: LogClock::default(),
+            recent: RecentRecords::default(),
             from_glob: false,
             gone_since: None,
             expired: false,
@@ -294,6 +314,22 @@ impl LogState {
             .or(self.model_name.as_deref())
             .or(settings.model_name.as_deref())
             .unwrap_or("")
+    }
+
+    /// Counts a record of `grammar` that repeated a recent one; returns how many of this log
+    /// repeated one.
+    pub fn count_repeat(&mut self, grammar: &'static str) -> u64 {
+        match self.repeated.iter_mut().find(|(g, _)| *g == grammar) {
+            Some((_, records)) => *records += 1,
+            None => self.repeated.push((grammar, 1)),
+        }
+        self.repeated.iter().map(|(_, records)| records).sum()
+    }
+
+    /// The log's own present at agent time `now` ([`LogClock::log_now`]): what its engines are
+    /// judged at, and what the ages of its lines are measured from.
+    pub fn log_now(&self, now: f64) -> f64 {
+        self.clock.log_now(now)
     }
 
     /// Counts a line `grammar` rejected; returns how many lines of this log have been rejected.
@@ -434,8 +470,11 @@ impl State {
         self.logs.get_mut(index).and_then(Option::take)
     }
 
-    /// Judges every engine's liveness at `now` (seconds since the epoch), before a scrape, and
-    /// which logs are gone past `--log-expiry`: a glob's are forgotten, a named path's hidden.
+    /// Judges every engine's liveness at agent time `now` (seconds since the epoch), before a
+    /// scrape, and which logs are gone past `--log-expiry`: a glob's are forgotten, a named
+    /// path's hidden. Each log's engines are judged at the log's own present
+    /// ([`LogState::log_now`]): silence is measured on the agent's clock since the log was last
+    /// heard from, whatever zone or clock its stamps were written in.
     pub fn judge(&mut self, now: f64) {
         let expiry = self.settings.log_expiry;
         let mut forgot = false;
@@ -450,8 +489,9 @@ impl State {
                 forgot = true;
                 continue;
             }
+            let log_now = log.log_now(now);
             for engine in &mut log.engines {
-                engine.judge(now, &self.settings);
+                engine.judge(log_now, &self.settings);
             }
         }
         if forgot {

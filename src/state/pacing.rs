@@ -44,11 +44,19 @@ impl std::fmt::Display for StatsInterval {
 /// vLLM's `VLLM_LOG_STATS_INTERVAL` default, used until an interval is learned.
 pub const DEFAULT_INTERVAL: f64 = 10.0;
 
-/// Busy gaps needed before the smallest one is taken as the interval.
+/// Busy gaps needed before an interval is learned from them.
 const GAPS_TO_LEARN: u32 = 3;
 
-/// The shortest interval the lines can tell: their timestamps' resolution.
+/// How often a gap must have been seen before it can be the interval: one gap alone can be a
+/// late wake-up, or two lines that were written apart but read at once.
+const TIMES_A_GAP_IS_SEEN: u32 = 2;
+
+/// The shortest interval the lines can tell: their timestamps' resolution. A smaller gap (two
+/// lines in one second: a line printed twice, a burst) is no evidence of the interval.
 const MIN_LEARNED_INTERVAL: f64 = 1.0;
+
+/// How many of the smallest distinct gaps are remembered (each a whole number of seconds).
+const GAPS_REMEMBERED: usize = 8;
 
 /// Gaps of consecutive lines needed before their drift is taken as the lateness: with fewer,
 /// the one-second resolution of the line times is larger than any lateness worth correcting.
@@ -135,6 +143,15 @@ pub struct StartMarks {
     pub counting_since: Option<f64>,
 }
 
+/// Busy gaps of one length (to the whole second): how often seen, and the smallest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct SeenGap {
+    seconds: u32,
+    times: u32,
+    #[serde(with = "float")]
+    smallest: f64,
+}
+
 /// What is known about the spacing of one engine's lines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -143,11 +160,11 @@ pub struct Pacing {
     #[serde(with = "float::option")]
     last_at: Option<f64>,
     last_had_work: bool,
-    /// The smallest gap after a line that showed work, and how many such gaps were seen since
-    /// the last start-up. `prior_interval` is what was learned before that start-up.
-    #[serde(with = "float::option")]
-    min_busy_gap: Option<f64>,
+    /// How many gaps after a line that showed work were seen since the last start-up.
+    /// `prior_interval` is what was learned before that start-up.
     busy_gaps: u32,
+    /// The smallest busy gaps seen, by whole seconds, with how often each was seen.
+    seen_gaps: Vec<SeenGap>,
     #[serde(with = "float::option")]
     prior_interval: Option<f64>,
     /// The run of regular consecutive gaps going on now: its first line and its gaps.
@@ -167,12 +184,20 @@ impl Pacing {
     pub fn interval(&self, configured: StatsInterval) -> (f64, IntervalSource) {
         match configured {
             StatsInterval::Fixed(seconds) => (seconds, IntervalSource::Forced),
-            StatsInterval::Auto => match (self.min_busy_gap, self.prior_interval) {
+            StatsInterval::Auto => match (self.repeated_gap(), self.prior_interval) {
                 (Some(gap), _) if self.busy_gaps >= GAPS_TO_LEARN => (gap, IntervalSource::Learned),
                 (_, Some(prior)) => (prior, IntervalSource::Learned),
                 _ => (DEFAULT_INTERVAL, IntervalSource::Default),
             },
         }
+    }
+
+    /// The smallest gap seen often enough to be the interval.
+    fn repeated_gap(&self) -> Option<f64> {
+        self.seen_gaps
+            .iter()
+            .find(|g| g.times >= TIMES_A_GAP_IS_SEEN)
+            .map(|g| g.smallest)
     }
 
     /// How late, on average, the logging loop wakes up: the drift of consecutive lines.
@@ -300,6 +325,12 @@ impl Pacing {
     ) -> Window {
         let gap = at - last;
         let (interval, _) = self.interval(configured);
+        if gap < MIN_LEARNED_INTERVAL {
+            // Two calls cannot share a second unless the interval is under one (which takes
+            // --vllm-stats-interval): this is one line read twice or a burst, and it covers one
+            // interval like any call. It says nothing of the rhythm.
+            return Window::one_interval(interval);
+        }
         let consecutive = last_had_work || gap < 1.5 * interval;
         if last_had_work {
             self.learn(gap);
@@ -326,15 +357,30 @@ impl Pacing {
         }
     }
 
-    /// Learns from the gap after a line that showed work. A log prints whole seconds, so a
-    /// gap is never taken as less than one: with an interval under a second (or a line
-    /// printed twice in one second), a gap of 0 made the interval 0, every token window
-    /// empty and the engine overdue at once. Sub-second intervals need
-    /// `--vllm-stats-interval`.
+    /// Learns from the gap after a line that showed work (at least a second: see
+    /// [`MIN_LEARNED_INTERVAL`]). Only a gap seen twice can become the interval: a single one
+    /// may be a late wake-up or lines read at once.
     fn learn(&mut self, gap: f64) {
-        let gap = gap.max(MIN_LEARNED_INTERVAL);
         self.busy_gaps = self.busy_gaps.saturating_add(1);
-        self.min_busy_gap = Some(self.min_busy_gap.map_or(gap, |m| m.min(gap)));
+        let seconds = gap.round().min(f64::from(u32::MAX)) as u32;
+        match self.seen_gaps.iter_mut().find(|g| g.seconds == seconds) {
+            Some(seen) => {
+                seen.times = seen.times.saturating_add(1);
+                seen.smallest = seen.smallest.min(gap);
+            }
+            None => {
+                let at = self.seen_gaps.partition_point(|g| g.seconds < seconds);
+                self.seen_gaps.insert(
+                    at,
+                    SeenGap {
+                        seconds,
+                        times: 1,
+                        smallest: gap,
+                    },
+                );
+                self.seen_gaps.truncate(GAPS_REMEMBERED);
+            }
+        }
     }
 
     /// Ends the run of consecutive lines at `end` (its last line), keeping its length for the

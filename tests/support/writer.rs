@@ -410,3 +410,13 @@ impl Drop for NumberTail {
         }
     }
 }
+
+/// A copy of `fixture` in `dir`, as a log its engine has just written: its file was modified
+/// now. A serving agent dates what a log held at start-up by the file's last write, so a test
+/// whose clock stands a few seconds after the fixture's last line needs the file to agree.
+pub fn just_written_copy(fixture: &str, dir: &Path) -> std::path::PathBuf {
+    let name = Path::new(fixture).file_name().expect("a fixture file");
+    let copy = dir.join(name);
+    std::fs::copy(fixture, &copy).expect("copy the fixture");
+    copy
+}
