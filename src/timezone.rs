@@ -450,4 +450,64 @@ mod tests {
         assert!(LogZone::named("Asia/Tokio").is_err());
         assert!(LogZone::named("").is_err());
     }
+
+    #[test]
+    fn a_folds_repeated_hour_after_its_first_pass_is_the_second_pass() {
+        let new_york = zone("America/New_York");
+        let now = seconds_at("2026-11-02T00:00:00Z");
+        let first_pass_end = seconds_at("2026-11-01T05:59:00Z");
+        let again =
+            resolve_in_order(&head(11, 1, 1, 0, 0), &new_york, now, Some(first_pass_end)).unwrap();
+        assert_eq!(again.at, seconds_at("2026-11-01T06:00:00Z"));
+        assert!(again.second_pass);
+        // A line a few seconds out of order stays in the first pass.
+        let late = resolve_in_order(
+            &head(11, 1, 1, 58, 55),
+            &new_york,
+            now,
+            Some(first_pass_end),
+        )
+        .unwrap();
+        assert_eq!(late.at, seconds_at("2026-11-01T05:58:55Z"));
+        assert!(!late.second_pass);
+    }
+
+    #[test]
+    fn a_time_without_a_date_is_on_the_day_closest_to_now() {
+        let time_only = LogTime {
+            month: 0,
+            day: 0,
+            ..head(1, 1, 23, 59, 58)
+        };
+        let just_after_midnight = seconds_at("2026-11-23T00:00:03Z");
+        assert_eq!(
+            resolve_time(&time_only, &TimeZone::UTC, just_after_midnight),
+            Some(seconds_at("2026-11-22T23:59:58Z"))
+        );
+        let evening = seconds_at("2026-11-22T23:59:59Z");
+        assert_eq!(
+            resolve_time(&time_only, &TimeZone::UTC, evening),
+            Some(seconds_at("2026-11-22T23:59:58Z"))
+        );
+    }
+
+    #[test]
+    fn the_zone_explaining_an_offset_is_a_common_zone_or_the_offset() {
+        let tokyo = zone("Asia/Tokyo");
+        let now = seconds_at("2026-11-28T12:00:00Z");
+        assert_eq!(zone_explaining(-9.0 * 3600.0, &tokyo, now), "UTC");
+        assert_eq!(zone_explaining(-3.5 * 3600.0, &tokyo, now), "Asia/Kolkata");
+        assert_eq!(
+            zone_explaining(-9.0 * 3600.0 + 60.0, &tokyo, now),
+            "UTC+00:01"
+        );
+    }
+
+    #[test]
+    fn auto_reads_in_the_local_zone_until_it_learns() {
+        let auto = LogZone::auto();
+        assert!(auto.is_auto());
+        assert!(auto.name().starts_with("auto"));
+        assert!(!LogZone::utc().is_auto());
+    }
 }

@@ -196,6 +196,11 @@ fn an_incidents_history_in_prometheus_says_at_each_lines_time_what_the_line_said
 /// The OpenMetrics text of a replay with a fixed clock (so the yearless times read the same
 /// every year), through the library as `llmtail replay` calls it.
 fn replay_text(args: &[&str]) -> String {
+    replay_with_summary(args).0
+}
+
+/// [`replay_text`], and the summary `llmtail replay` prints.
+fn replay_with_summary(args: &[&str]) -> (String, llmtail::backfill::Summary) {
     let argv = ["llmtail", "replay"].iter().chain(args);
     let Some(Subcommand::Replay(replay)) = Cli::try_parse_from(argv).expect("flags").command else {
         panic!("not a replay");
@@ -204,7 +209,7 @@ fn replay_text(args: &[&str]) -> String {
     let window = replay.window(&settings.log_timezone).expect("window");
     let mut out = Vec::new();
     // 2026-12-31T12:00:00Z, as the one-shot goldens.
-    llmtail::backfill::replay(
+    let summary = llmtail::backfill::replay(
         &settings,
         window,
         Clock::fixed(1_798_718_400.0),
@@ -212,7 +217,7 @@ fn replay_text(args: &[&str]) -> String {
         false,
     )
     .expect("replay");
-    String::from_utf8(out).unwrap()
+    (String::from_utf8(out).unwrap(), summary)
 }
 
 /// A DP=2 vLLM whose engine 1 stops printing: each engine's series are written at its own
@@ -511,4 +516,119 @@ fn promtool_imports_the_history_of_every_replay_log() {
             stderr(&imported)
         );
     }
+}
+
+/// A busy vLLM V1 stats line whose head says `head` (`MM-DD HH:MM:SS`).
+fn busy_line(head: &str) -> String {
+    format!(
+        "(APIServer pid=812) INFO {head} [loggers.py:257] Engine 000: Avg prompt throughput: 10.0 \
+         tokens/s, Avg generation throughput: 100.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, \
+         GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%"
+    )
+}
+
+/// `(time, value)` of every sample of series `series` (name and labels as written), in the
+/// order written.
+fn samples_of<'a>(open_metrics: &'a str, series: &str) -> Vec<(f64, f64)> {
+    open_metrics
+        .lines()
+        .filter(|l| l.starts_with(series) && l[series.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| {
+            let mut fields = l.rsplitn(3, ' ');
+            let time = fields.next()?.parse().ok()?;
+            let value = fields.next()?.parse().ok()?;
+            Some((time, value))
+        })
+        .collect()
+}
+
+/// Two writers' lines interleaved out of order (a CRI log, a copied-in paste): the history's
+/// counter samples, in time order, never go down, which Prometheus would read as resets.
+#[test]
+fn out_of_order_lines_never_make_a_replayed_counter_go_down_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    let seconds = [10, 20, 30, 25, 15, 40, 50, 45, 60];
+    let lines: Vec<String> = seconds
+        .iter()
+        .map(|s| busy_line(&format!("11-22 10:00:{s:02}")))
+        .collect();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let (text, summary) =
+        replay_with_summary(&["--log", log.to_str().unwrap(), "--log-timezone", "UTC"]);
+    let mut tokens = samples_of(&text, "vllm:generation_tokens_total");
+    assert!(!tokens.is_empty(), "{text}");
+    tokens.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for pair in tokens.windows(2) {
+        assert!(
+            pair[1].1 >= pair[0].1,
+            "the counter went down in time: {tokens:?}"
+        );
+    }
+    assert_eq!(summary.out_of_order, 3);
+    assert!(summary
+        .to_string()
+        .contains("3 records dated before an earlier line"));
+}
+
+/// Europe/Berlin's October fold: 02:00-02:59 happens twice. A log across it keeps every line,
+/// each at its own instant, the second pass with the later offset.
+#[test]
+fn a_dst_fold_keeps_every_line_of_the_repeated_hour_at_its_own_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    // 2026-10-25, Berlin: CEST until 03:00, then CET from 02:00 again. A line a minute.
+    let mut heads: Vec<String> = Vec::new();
+    for hour in [1, 2] {
+        heads.extend((0..60).map(|m| format!("10-25 {hour:02}:{m:02}:00")));
+    }
+    heads.extend((0..60).map(|m| format!("10-25 02:{m:02}:00")));
+    heads.extend((0..10).map(|m| format!("10-25 03:{m:02}:00")));
+    let lines: Vec<String> = heads.iter().map(|h| busy_line(h)).collect();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let (text, summary) = replay_with_summary(&[
+        "--log",
+        log.to_str().unwrap(),
+        "--log-timezone",
+        "Europe/Berlin",
+    ]);
+    let times: Vec<f64> = samples_of(&text, "vllm:generation_tokens_total")
+        .iter()
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(times.len(), lines.len(), "one sample per line");
+    assert!(
+        times.windows(2).all(|p| p[1] - p[0] == 60.0),
+        "a minute apart throughout"
+    );
+    // 01:00 CEST is 23:00 UTC the day before.
+    assert_eq!(times[0], 1_792_882_800.0);
+    assert_eq!(summary.dst_second_pass, 60);
+    assert!(summary.to_string().contains("60 records in a DST fold"));
+}
+
+/// A CRI envelope stamped before 1970 (a clock never set): refused and said, never written as
+/// a negative time that promtool drops silently.
+#[test]
+fn times_before_1970_are_refused_and_counted_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("pod.log");
+    let lines: Vec<String> = [
+        "1969-12-31T23:59:40.000000000Z",
+        "1969-12-31T23:59:50.000000000Z",
+        "1970-01-01T00:00:10.000000000Z",
+    ]
+    .iter()
+    .map(|t| format!("{t} stdout F {}", busy_line("12-31 23:59:50")))
+    .collect();
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let (text, summary) =
+        replay_with_summary(&["--log", log.to_str().unwrap(), "--envelope", "cri"]);
+    assert_eq!(summary.before_1970, 2);
+    assert!(summary
+        .to_string()
+        .contains("2 records dated before 1970 refused"));
+    let times = samples_of(&text, "vllm:generation_tokens_total");
+    assert_eq!(times.len(), 1, "{text}");
+    assert!(times.iter().all(|(t, _)| *t >= 0.0));
 }

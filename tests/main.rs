@@ -3,6 +3,7 @@
 
 mod backfill;
 mod cardinality;
+mod clocks;
 mod dashboards;
 mod end_to_end;
 mod http;

@@ -436,4 +436,41 @@ mod tests {
             (1.0, IntervalSource::Learned)
         );
     }
+
+    #[test]
+    fn a_line_printed_twice_is_no_evidence_of_the_interval() {
+        let mut pacing = Pacing::default();
+        for k in 0..10 {
+            let at = 1000.0 + 10.0 * f64::from(k);
+            pacing.v1_window(Some(at), true, StatsInterval::Auto);
+            let again = pacing.v1_window(Some(at), true, StatsInterval::Auto);
+            assert_eq!(
+                again,
+                Window::one_interval(pacing.interval(StatsInterval::Auto).0)
+            );
+        }
+        assert_eq!(
+            pacing.interval(StatsInterval::Auto),
+            (10.0, IntervalSource::Learned)
+        );
+    }
+
+    #[test]
+    fn a_gap_seen_once_is_not_the_interval() {
+        let mut pacing = Pacing::default();
+        // One late line (11 s), then a lone short gap (4 s: two lines read apart in time),
+        // then the rhythm.
+        for at in [1000.0, 1011.0, 1015.0, 1025.0] {
+            pacing.v1_window(Some(at), true, StatsInterval::Auto);
+        }
+        assert_eq!(
+            pacing.interval(StatsInterval::Auto).1,
+            IntervalSource::Default
+        );
+        pacing.v1_window(Some(1035.0), true, StatsInterval::Auto);
+        assert_eq!(
+            pacing.interval(StatsInterval::Auto),
+            (10.0, IntervalSource::Learned)
+        );
+    }
 }
