@@ -529,7 +529,7 @@ fn busy_line(head: &str) -> String {
 
 /// `(time, value)` of every sample of series `series` (name and labels as written), in the
 /// order written.
-fn samples_of<'a>(open_metrics: &'a str, series: &str) -> Vec<(f64, f64)> {
+fn samples_of(open_metrics: &str, series: &str) -> Vec<(f64, f64)> {
     open_metrics
         .lines()
         .filter(|l| l.starts_with(series) && l[series.len()..].starts_with(['{', ' ']))
