@@ -41,6 +41,15 @@ pub const SCHEDULERS_PER_LOG: Cap = Cap {
 /// second apart at low load, and a few slow steps must not look like silence.
 pub const MIN_INTERVAL_SECONDS: f64 = 10.0;
 
+/// How long SGLang's collector keeps showing a decode line's `gen throughput`. From 0.5.20 it
+/// decays to 0 once no decode report came for 30 s (`metrics_reporter.py`,
+/// `GEN_THROUGHPUT_STALENESS_SECONDS`, applied at the next report or idle publication; an idle
+/// scheduler publishes at once). Up to 0.5.19 an idle scheduler republishes it as 0 once 30 s
+/// passed since its last report (`scheduler_runtime_checker_mixin.py`, "During idle time, also
+/// collect metrics every 30 seconds"; 0.5.9 and 0.5.10 wheels). Either way the native gauge does
+/// not hold a stale window's throughput through silence.
+pub const GEN_THROUGHPUT_STALE_SECONDS: f64 = 30.0;
+
 /// The labels that set a scheduler apart, as SGLang's own collector names them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SchedulerKey {
@@ -176,10 +185,11 @@ pub struct SglangScheduler {
     pub mamba_usage: Option<f64>,
     #[serde(with = "float::option")]
     pub gen_throughput: Option<f64>,
-    /// `cache hit rate: X%` / 100 (prefill lines to 0.4.3), else the last prefill batch's
-    /// cached share of its tokens.
+    /// The last prefill batch's cached share of its tokens. Not `sglang:cache_hit_rate`: SGLang
+    /// sets that to the same share at each prefill report, but back to 0 at each decode report
+    /// up to 0.5.19 and no longer from 0.5.20, and the lines do not tell the two apart.
     #[serde(with = "float::option")]
-    pub cache_hit_rate: Option<f64>,
+    pub prefill_cache_hit_rate: Option<f64>,
     #[serde(with = "float::option")]
     pub spec_accept_length: Option<f64>,
     #[serde(with = "float::option")]
@@ -329,15 +339,9 @@ impl SglangScheduler {
         self.prefill_tokens = add(self.prefill_tokens, count(p.new_tokens));
         self.prefill_cached_tokens = add(self.prefill_cached_tokens, count(p.cached_tokens));
         self.prefill_seqs = add(self.prefill_seqs, count(p.new_seqs));
-        // What SGLang's collector sets `sglang:cache_hit_rate` to at each prefill batch: to
-        // 0.4.3 the radix cache's ratio since start, which the line prints as `cache hit rate`;
-        // from 0.4.4 the batch's `hit / (input + hit)` tokens, the line's `#cached-token` over
-        // `#new-token` plus `#cached-token` (`scheduler.py` `log_prefill_stats`).
         let tokens = p.new_tokens + p.cached_tokens;
-        if let Some(percent) = p.cache_hit_rate_percent {
-            self.cache_hit_rate = Some(super::vllm::fraction_of_percent(percent));
-        } else if tokens > 0 {
-            self.cache_hit_rate = Some(count(p.cached_tokens) / count(tokens));
+        if tokens > 0 {
+            self.prefill_cache_hit_rate = Some(count(p.cached_tokens) / count(tokens));
         }
         if let Some(n) = p.bootstrap_reqs {
             self.prefill_prealloc_queue = Some(count(n));
@@ -426,6 +430,12 @@ impl SglangLog {
                 interval: scheduler.interval(),
             };
             scheduler.status = liveness::judge(word, now);
+            let decode_window_stale = scheduler
+                .last_decode_at
+                .is_some_and(|at| now - at > GEN_THROUGHPUT_STALE_SECONDS);
+            if decode_window_stale {
+                scheduler.gen_throughput = scheduler.gen_throughput.map(|_| 0.0);
+            }
             if scheduler.status == Status::Idle {
                 // The requests the last line showed have finished: SGLang prints while busy.
                 scheduler.running = scheduler.running.map(|_| 0.0);
@@ -675,6 +685,21 @@ mod tests {
         log.apply(&pools(hisparse, false), Some(1001.0), true)
             .unwrap();
         assert_eq!(exported(&log), (Some(10.0), Some(0.25)));
+    }
+
+    #[test]
+    fn gen_throughput_reads_0_once_no_decode_line_came_for_30_seconds() {
+        let mut log = SglangLog::default();
+        log.apply(&decode(0, 120.0), Some(1000.0), true).unwrap();
+        log.judge(1030.0);
+        let throughput = |log: &SglangLog| log.schedulers[&SchedulerKey::default()].gen_throughput;
+        assert_eq!(throughput(&log), Some(120.0));
+        // Still busy (a prefill-only stretch, say), but the window SGLang measured is stale.
+        log.apply(&decode(4, 120.0), Some(1040.0), true).unwrap();
+        log.judge(1071.0);
+        assert_eq!(throughput(&log), Some(0.0));
+        log.apply(&decode(4, 90.0), Some(1072.0), true).unwrap();
+        assert_eq!(throughput(&log), Some(90.0));
     }
 
     #[test]
