@@ -194,8 +194,11 @@ pub struct SglangScheduler {
     pub spec_accept_length: Option<f64>,
     #[serde(with = "float::option")]
     pub spec_accept_rate: Option<f64>,
+    /// Whether the last decode batch ran as a captured device graph, 1 or 0. Not
+    /// `sglang:is_cuda_graph`: no SGLang release checked (0.5.8 to 0.5.23) ever sets that gauge's
+    /// `SchedulerStats.is_cuda_graph`, so it reads 0 whatever the line prints.
     #[serde(with = "float::option")]
-    pub is_cuda_graph: Option<f64>,
+    pub last_batch_graph: Option<f64>,
     #[serde(with = "float::option")]
     pub prefill_prealloc_queue: Option<f64>,
     #[serde(with = "float::option")]
@@ -316,7 +319,7 @@ impl SglangScheduler {
             self.spec_accept_rate = d.accept_rate;
         }
         if let Some(graph) = d.graph {
-            self.is_cuda_graph = Some(if graph.used { 1.0 } else { 0.0 });
+            self.last_batch_graph = Some(if graph.used { 1.0 } else { 0.0 });
         }
         if let Some(n) = d.prealloc_reqs {
             self.decode_prealloc_queue = Some(count(n));
