@@ -443,6 +443,12 @@ impl SglangLog {
                 // The requests the last line showed have finished: SGLang prints while busy.
                 scheduler.running = scheduler.running.map(|_| 0.0);
                 scheduler.gen_throughput = scheduler.gen_throughput.map(|_| 0.0);
+                // An idle scheduler republishes its pools every 30 s (0.5.8's
+                // `scheduler_runtime_checker_mixin.py`, 0.5.23's `_maybe_log_idle_metrics`),
+                // and with nothing running every KV slot is free or evictable, which the
+                // gauges leave out: the last busy line's usage is no longer true.
+                scheduler.used_tokens = scheduler.used_tokens.map(|_| 0.0);
+                scheduler.token_usage = scheduler.token_usage.map(|_| 0.0);
             }
         }
     }
@@ -688,6 +694,16 @@ mod tests {
         log.apply(&pools(hisparse, false), Some(1001.0), true)
             .unwrap();
         assert_eq!(exported(&log), (Some(10.0), Some(0.25)));
+    }
+
+    #[test]
+    fn an_idle_scheduler_holds_no_kv_tokens_as_sglang_republishes_it() {
+        let mut log = SglangLog::default();
+        log.apply(&decode(0, 50.0), Some(1000.0), true).unwrap();
+        log.judge(1020.0);
+        assert_eq!(exported(&log), (Some(10.0), Some(0.25)));
+        log.judge(1031.0);
+        assert_eq!(exported(&log), (Some(0.0), Some(0.0)));
     }
 
     #[test]
