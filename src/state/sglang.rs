@@ -449,6 +449,10 @@ impl SglangLog {
                 // gauges leave out: the last busy line's usage is no longer true.
                 scheduler.used_tokens = scheduler.used_tokens.map(|_| 0.0);
                 scheduler.token_usage = scheduler.token_usage.map(|_| 0.0);
+                // The per-pool gauges are republished too from 0.5.12 (`update_scheduler_stats`
+                // in the idle path) but held to 0.5.10: which one, the lines do not tell.
+                scheduler.swa_token_usage = None;
+                scheduler.mamba_usage = None;
             }
         }
     }
@@ -704,6 +708,16 @@ mod tests {
         assert_eq!(exported(&log), (Some(10.0), Some(0.25)));
         log.judge(1031.0);
         assert_eq!(exported(&log), (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn an_idle_hybrid_scheduler_shows_no_per_pool_usage_whose_release_it_cannot_tell() {
+        let mut log = SglangLog::default();
+        let line = pools(swa((9000, 0.30), (4096, 0.95)), false);
+        log.apply(&line, Some(1000.0), true).unwrap();
+        log.judge(1031.0);
+        let s = &log.schedulers[&SchedulerKey::default()];
+        assert_eq!((s.token_usage, s.swa_token_usage), (Some(0.0), None));
     }
 
     #[test]
