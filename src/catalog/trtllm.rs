@@ -33,7 +33,7 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         "static batching records: `Total Context Tokens`, `Total Generation Tokens`, `Empty Generation Slots`; `staticBatchingStats.*`",
         TrtllmRank::v1_metrics),
     trtllm_family!("nv_trt_llm_general_metrics", Gauge, "general_type",
-        "`general_type`: `iteration_counter`, `timestamp` (microseconds since the epoch)",
+        "`general_type`: `iteration_counter`, `timestamp` (microseconds since the epoch: the stats' local time read in the log's zone, as Triton's `mktime` reads it; the zone is learned from a record with a local time, and taken as UTC until then)",
         "General TRT LLM metrics",
         "`Iteration Counter`, `Timestamp`; `iter`, `timestamp`; iter log `iter`",
         TrtllmRank::general_metrics),

@@ -50,6 +50,10 @@ pub struct TrtllmRank {
     /// the state file: the next iteration (a fraction of a second away) brings it back.
     #[serde(skip)]
     pub last: Option<Iteration>,
+    /// The last iteration's own `timestamp` as an instant, read in the log's zone (see
+    /// [`zone_shift`]).
+    #[serde(skip)]
+    pub last_stats_instant: Option<f64>,
     #[serde(with = "float")]
     pub iterations: f64,
     pub iteration_seconds: Histogram,
@@ -327,11 +331,10 @@ impl TrtllmRank {
         let Some(it) = &self.last else {
             return Vec::new();
         };
-        // Read as UTC, as it always was. TRT-LLM prints it in local time and Triton's own
-        // metric reads it back with mktime, so on a host off UTC the two differ by the offset.
-        let timestamp = it
-            .timestamp
-            .and_then(|t| resolve_time(&t, &TimeZone::UTC, 0.0))
+        // Triton reads the local-time string back with `mktime` in the process that printed
+        // it (`convertTimestampToMicroseconds`), which gives the true instant.
+        let timestamp = self
+            .last_stats_instant
             .map(|seconds| (seconds * 1e6).round());
         [
             ("iteration_counter", it.iteration.map(|n| n as f64)),
@@ -375,6 +378,20 @@ impl TrtllmRank {
     }
 }
 
+/// The offset between a record's local wall time read as UTC and the instant the pipeline made
+/// of it in the log's zone (or took from its envelope): how to read the iteration's own
+/// `timestamp`, printed in the same zone. Rounded to the quarter hour every zone's offset is a
+/// multiple of, so an envelope time a few milliseconds after the head's does not leak into it.
+/// A time that fixes its own offset (Triton's heads, written with `gmtime_r`) says nothing of
+/// the log's zone.
+fn zone_shift(parsed: &Parsed<'_>, line_time: Option<f64>) -> Option<f64> {
+    let time = parsed.time.filter(|t| t.utc_offset.is_none())?;
+    let line_time = line_time?;
+    let as_if_utc = resolve_time(&time, &TimeZone::UTC, line_time)?;
+    const QUARTER_HOUR: f64 = 900.0;
+    Some(((line_time - as_if_utc) / QUARTER_HOUR).round() * QUARTER_HOUR)
+}
+
 /// How long an executor must have been silent before a new process id in the same log is
 /// taken for its restart rather than a second instance.
 const RESTART_SILENCE_SECONDS: f64 = 30.0;
@@ -395,6 +412,10 @@ pub struct TrtllmLog {
     slot_of: SlotIndex,
     /// Where the server's run stands: identity lines start one, Triton's signal lines end it.
     pub phase: Phase,
+    /// How far the log's zone puts its wall times from UTC, learned from the last record's
+    /// time (see [`zone_shift`]).
+    #[serde(skip)]
+    zone_shift: Option<f64>,
 }
 
 /// An index derived from `pid_slots` and the ranks (rebuilt after a restore): two logs with
@@ -478,9 +499,16 @@ impl TrtllmLog {
         at: Option<f64>,
         may_grow: bool,
     ) -> Result<(), Refused> {
+        let zone_shift = self.zone_shift;
         let label = self.rank_label(it, at)?;
         let rank = self.rank(label, may_grow)?;
         rank.apply_iteration(it, at);
+        rank.last_stats_instant = it
+            .timestamp
+            .and_then(|t| resolve_time(&t, &TimeZone::UTC, at.unwrap_or(0.0)))
+            // Until a local time of this log shows its zone, read as UTC, the zone of the
+            // containers TensorRT-LLM ships in.
+            .map(|as_if_utc| as_if_utc + zone_shift.unwrap_or(0.0));
         let seen = rank.last_seen;
         // A new pid reads the slots' silence from here when it looks for a restart.
         if let (None, Some(pid)) = (it.rank, it.pid) {
@@ -601,6 +629,9 @@ impl Engine for TrtllmLog {
         let Record::Trtllm(record) = &parsed.record else {
             return None;
         };
+        if let Some(shift) = zone_shift(parsed, line_time) {
+            self.zone_shift = Some(shift);
+        }
         Some(self.apply(record, line_time, context.may_grow))
     }
 
@@ -692,6 +723,29 @@ mod tests {
             scheduled_requests: Some(scheduled),
             ..Iteration::default()
         }
+    }
+
+    #[test]
+    fn the_stats_timestamp_is_the_instant_it_names_in_the_zone_of_the_log() {
+        let line = "[10/21/2025-23:24:47] [TRT-LLM] [RANK 0] [I] iter = 0, global_rank = 0, rank = 0, currank_total_requests = 1/2, host_step_time = 1523.44ms, prev_device_step_time = N/A, timestamp = 2025-10-21 23:24:47, num_scheduled_requests: 1, states = {'num_ctx_requests': 1, 'num_ctx_tokens': 812, 'num_generation_tokens': 0}";
+        let parsed = llmtail_grammars::parse(line).unwrap();
+        let Record::Trtllm(record) = &parsed.record else {
+            panic!("not a TensorRT-LLM record: {parsed:?}");
+        };
+        // Printed at UTC+9: 23:24:47 there is 14:24:47 UTC, as the pipeline read the head.
+        let line_time = 1_761_089_087.0 - 9.0 * 3600.0;
+        let mut log = TrtllmLog {
+            zone_shift: zone_shift(&parsed, Some(line_time)),
+            ..TrtllmLog::default()
+        };
+        assert_eq!(log.zone_shift, Some(-9.0 * 3600.0));
+        log.apply(record, Some(line_time), true).unwrap();
+        // Triton's `mktime` in the printing process gives the instant, not the UTC reading.
+        let general = log.ranks["0"].general_metrics();
+        assert!(
+            general.contains(&("timestamp", line_time * 1e6)),
+            "{general:?}"
+        );
     }
 
     #[test]

@@ -149,6 +149,10 @@ pub struct SglangDecode<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub largest_len: Option<u64>,
     pub queue_reqs: u64,
+    /// The body ended with `, `, as 0.4.4-0.4.5 and 0.4.10-0.5.8 print it (0.5.9 on do not): a
+    /// hint of the release, which changes what SGLang's collector makes of some fields.
+    #[serde(skip)]
+    pub trailing_separator: bool,
     /// A part with a key this grammar does not know was skipped.
     #[serde(skip)]
     pub skipped_fields: bool,
@@ -197,6 +201,9 @@ pub struct SglangPrefill<'a> {
     pub graph: Option<Graph<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_throughput: Option<f64>,
+    /// The body ended with `, ` (to 0.5.8; see [`SglangDecode::trailing_separator`]).
+    #[serde(skip)]
+    pub trailing_separator: bool,
     #[serde(skip)]
     pub skipped_fields: bool,
 }
@@ -290,6 +297,12 @@ fn parts<'a>(body: &'a str, sep: &'a str) -> impl Iterator<Item = &'a str> {
     body.split(sep)
 }
 
+/// Whether a `, `-joined body ends with its separator (trailing blanks trimmed, as a log
+/// shipper may do).
+fn ends_with_separator(body: &str) -> bool {
+    body.trim_end().ends_with(',')
+}
+
 /// A part's key and value.
 fn pair(part: &str) -> Option<(&str, &str)> {
     part.split_once(": ")
@@ -341,6 +354,7 @@ fn graph<'a>(key: &'a str, value: &str) -> Option<Option<Graph<'a>>> {
 pub fn decode(iteration: Option<u64>, body: &str) -> Option<SglangDecode<'_>> {
     let mut d = SglangDecode {
         iteration,
+        trailing_separator: ends_with_separator(body),
         ..Default::default()
     };
     let (mut running, mut queue) = (None, None);
@@ -384,6 +398,7 @@ pub fn prefill(
         iteration,
         mixed: mixed_running.is_some(),
         running_reqs: mixed_running,
+        trailing_separator: ends_with_separator(body),
         ..Default::default()
     };
     let (mut seqs, mut new, mut cached, mut queue) = (None, None, None, None);
@@ -468,6 +483,20 @@ mod tests {
     fn a_trailing_separator_is_no_part() {
         assert_eq!(parts("a: 1, b: 2, ", ", ").count(), 2);
         assert_eq!(parts("a: 1. b: 2.00%.", ". ").last(), Some("b: 2.00%"));
+    }
+
+    #[test]
+    fn a_trailing_separator_is_noted_for_the_release_it_hints_at() {
+        let to_0_5_8 = "#running-req: 1, #token: 9, token usage: 0.00, #queue-req: 0, ";
+        let from_0_5_9 = "#running-req: 1, #token: 9, token usage: 0.00, #queue-req: 0";
+        assert!(decode(None, to_0_5_8).unwrap().trailing_separator);
+        assert!(!decode(None, from_0_5_9).unwrap().trailing_separator);
+        let prefill_to_0_5_8 = "#new-seq: 1, #new-token: 8, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, ";
+        assert!(
+            prefill(None, None, prefill_to_0_5_8)
+                .unwrap()
+                .trailing_separator
+        );
     }
 
     #[test]
