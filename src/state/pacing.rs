@@ -362,7 +362,9 @@ impl Pacing {
     /// may be a late wake-up or lines read at once.
     fn learn(&mut self, gap: f64) {
         self.busy_gaps = self.busy_gaps.saturating_add(1);
-        let seconds = gap.round().min(f64::from(u32::MAX)) as u32;
+        // `gap` is at least a second: adding a half and truncating rounds it (without libm's
+        // `round`, on a path every stats line takes); `as` saturates.
+        let seconds = (gap + 0.5) as u32;
         match self.seen_gaps.iter_mut().find(|g| g.seconds == seconds) {
             Some(seen) => {
                 seen.times = seen.times.saturating_add(1);

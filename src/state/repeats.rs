@@ -47,10 +47,12 @@ impl RecentRecords {
         let Some(stamp) = stamp else {
             return false;
         };
+        // Cheapest first: most records differ from the recent ones in their time.
         let repeat = self.records.iter().any(|r| {
-            r.grammar == grammar
+            (r.stamp - stamp).abs() < SAME_STAMP_SECONDS
                 && r.ordinal == ordinal
-                && (r.stamp - stamp).abs() < SAME_STAMP_SECONDS
+                && r.text.len() == text.len()
+                && r.grammar == grammar
                 && r.text == text.as_bytes()
         });
         if !repeat {
