@@ -51,6 +51,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "llamacpp_slot",
     ],
     read_message,
+    read_foreign: None,
 };
 
 /// Where a record was written.

@@ -74,6 +74,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "trtllm_lifecycle",
     ],
     read_message,
+    read_foreign: None,
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]).

@@ -4,7 +4,8 @@
 //! DEBUG level it is a short relative path (`[v1/metrics/loggers.py:335]`). The head is
 //! searched for anywhere in the line: tqdm bars, `docker compose` and supervisors put text
 //! in front of it. A line without a head (JSON logging, `journalctl -o cat` of a custom
-//! format) is taken whole as the message.
+//! format) is taken whole as the message; a message behind a head of another format is found
+//! by the dispatch ([`crate::foreign`]).
 
 use std::sync::LazyLock;
 
@@ -160,7 +161,7 @@ fn after_level(input: &str) -> IResult<&str, LogTime> {
 /// The name is read back to its matching `(`, so Ray Data's nested actor names
 /// (`(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=41262, ip=10.0.70.78)`) stay whole; SkyPilot's
 /// `(task, pid=17433)` puts a comma before `pid`, which is not part of the name.
-fn last_process(before_head: &str) -> Option<&str> {
+pub(crate) fn last_process(before_head: &str) -> Option<&str> {
     // Each `=` from the right, not a `memmem` finder for ` pid=`: building the finder cost more
     // than searching the few bytes in front of a stats line's head (1% of a one-shot run's
     // instructions).
