@@ -85,8 +85,14 @@ mod tests {
             messages("2026-10-07T22:01:17Z Engine 000: x")[0],
             "Engine 000: x"
         );
-        assert_eq!(messages("22:01:17,796 WARN Engine"), vec!["WARN Engine", "Engine"]);
-        assert_eq!(messages("vllm.loggers: Engine 000: x"), vec!["Engine 000: x"]);
+        assert_eq!(
+            messages("22:01:17,796 WARN Engine"),
+            vec!["WARN Engine", "Engine"]
+        );
+        assert_eq!(
+            messages("vllm.loggers: Engine 000: x"),
+            vec!["Engine 000: x"]
+        );
     }
 
     #[test]

@@ -173,7 +173,7 @@ pub(crate) fn build(
 }
 
 /// `Z`, `+09:00`, `-0330` right after a time, as seconds east of UTC.
-fn utc_offset(s: &str) -> Option<(i32, &str)> {
+pub(crate) fn utc_offset(s: &str) -> Option<(i32, &str)> {
     if let Some(rest) = byte(s, b'Z') {
         return Some((0, rest));
     }
@@ -296,7 +296,9 @@ mod tests {
     fn the_first_stamp_of_a_head_is_its_time() {
         let read = |head: &str| first_stamp(head).map(|t| t.to_string());
         assert_eq!(
-            read("(APIServer pid=14521) [vllm-rbln] INFO 2026-10-07 22:01:17,796 [loggers.py:248] "),
+            read(
+                "(APIServer pid=14521) [vllm-rbln] INFO 2026-10-07 22:01:17,796 [loggers.py:248] "
+            ),
             Some("2026-10-07 22:01:17.796".into())
         );
         assert_eq!(

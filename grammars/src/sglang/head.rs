@@ -167,7 +167,8 @@ fn bracket(input: &str) -> IResult<&str, (LogTime, Ranks)> {
         rest = after;
     }
     let (rest, _) = tag("] ").parse(rest)?;
-    let (hour, minute, second, nanos) = (hour as u8, minute as u8, second as u8, millis * 1_000_000);
+    let (hour, minute, second, nanos) =
+        (hour as u8, minute as u8, second as u8, millis * 1_000_000);
     let time = match date {
         Some(_) => LogTime {
             year: Some(year as u16),
