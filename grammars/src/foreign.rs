@@ -25,20 +25,41 @@ const LEVEL_WORDS: [&str; 8] = [
     "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "NOTICE",
 ];
 
-/// Where a message may begin in `line`, in order: after each run of blanks whose text in front
-/// is a head ([`is_head`]). The start of the line is not offered: a line that is all message is
-/// what the engines' own readers take.
+/// Where a message may begin in `line`, in order: after Python's default
+/// `%(levelname)s:%(name)s:` head ([`basic_format_message`]), and after each run of blanks whose
+/// text in front is a head ([`ends_a_head`]). The start of the line is not offered: a line that
+/// is all message is what the engines' own readers take.
 pub fn message_starts(line: &str) -> impl Iterator<Item = usize> + '_ {
     let bytes = line.as_bytes();
     // Nothing after a quote is behind a head, and nothing past the longest head.
     let quote = memchr::memchr3(b'\'', b'"', b'`', bytes).unwrap_or(bytes.len());
     let window = quote.min(MAX_HEAD + 1).min(bytes.len());
-    (1..=window).filter(move |&at| {
+    let after_blanks = (1..=window).filter(move |&at| {
         at < bytes.len()
             && !is_blank(bytes[at])
             && is_blank(bytes[at - 1])
             && ends_a_head(line[..at].trim_end_matches([' ', '\t']))
-    })
+    });
+    basic_format_message(&line[..window])
+        .into_iter()
+        .chain(after_blanks)
+}
+
+/// Where the message begins behind `logging.basicConfig()`'s default format,
+/// `%(levelname)s:%(name)s:%(message)s` (`INFO:vllm.v1.metrics.loggers:Engine 000: ...`): the
+/// one head that puts no blank before its message. The logger name is a dotted identifier.
+fn basic_format_message(head: &str) -> Option<usize> {
+    let (level, rest) = head.split_once(':')?;
+    if !LEVEL_WORDS.contains(&level) {
+        return None;
+    }
+    let name_len = rest
+        .bytes()
+        .take_while(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        .count();
+    let message_at = level.len() + 1 + name_len + 1;
+    (name_len > 0 && rest.as_bytes().get(name_len) == Some(&b':') && message_at < head.len())
+        .then_some(message_at)
 }
 
 fn is_blank(b: u8) -> bool {
