@@ -20,6 +20,12 @@
 /// about 80 bytes); a message further in sits behind some other text, not a head.
 pub const MAX_HEAD: usize = 256;
 
+/// The most places a message is looked for in one line. A head has a handful (the plugin head
+/// `(APIServer pid=N) [vllm-rbln] INFO 2026-10-07 22:01:17,796 [loggers.py:248] ` has six), and
+/// some readers look through the whole rest of the line (a preemption count, a lifecycle phrase):
+/// without a bound, a line of `] ] ] ...` made every byte be read a hundred times.
+pub const MAX_MESSAGE_STARTS: usize = 16;
+
 /// The level words a foreign format prints before its message (Python's and the common others).
 const LEVEL_WORDS: [&str; 8] = [
     "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "TRACE", "NOTICE",
@@ -40,9 +46,15 @@ pub fn message_starts(line: &str) -> impl Iterator<Item = usize> + '_ {
             && is_blank(bytes[at - 1])
             && ends_a_head(line[..at].trim_end_matches([' ', '\t']))
     });
-    basic_format_message(&line[..window])
+    // The window may end inside a character; the basic format's head is ASCII anyway.
+    let head_text = &line[..(0..=window)
+        .rev()
+        .find(|&at| line.is_char_boundary(at))
+        .unwrap_or(0)];
+    basic_format_message(head_text)
         .into_iter()
         .chain(after_blanks)
+        .take(MAX_MESSAGE_STARTS)
 }
 
 /// Where the message begins behind `logging.basicConfig()`'s default format,
@@ -127,5 +139,11 @@ mod tests {
         );
         let far = format!("{} Engine 000: x", "-".repeat(MAX_HEAD + 1));
         assert!(messages(&far).is_empty());
+        // A window that ends inside a character (a regression: it panicked).
+        let wide = format!("INFO:ab:{}", "é".repeat(MAX_HEAD));
+        assert!(!wide.is_char_boundary(MAX_HEAD + 1));
+        assert_eq!(messages(&wide), vec![&wide[8..]]);
+        let many = format!("{}Engine 000: x", "] ".repeat(MAX_MESSAGE_STARTS + 1));
+        assert_eq!(messages(&many).len(), MAX_MESSAGE_STARTS);
     }
 }
