@@ -8,11 +8,13 @@
 //! Dispatch is two-staged because almost every line in a real log is *not* a stats line:
 //! one Aho-Corasick pass looks for the anchors of every grammar (`Avg prompt throughput: `,
 //! `SpecDecoding metrics: `, ...), and only a line that contains an anchor is handed to the
-//! nom grammar of the engine that owns it.
+//! nom grammar of the engine that owns it. A line none of them reads through the record heads
+//! they know is offered once more, message by message, behind a head none knows ([`foreign`]).
 
 #![forbid(unsafe_code)]
 
 pub mod domain;
+pub mod foreign;
 pub mod llamacpp;
 pub mod lmdeploy;
 pub mod number;
@@ -107,7 +109,16 @@ pub struct EngineGrammar {
     /// Reads a line holding one of the anchors: the outcome, and where the message of the
     /// record it read begins (the end of the line when it read none).
     pub read_message: for<'a> fn(&'a str) -> (Outcome<'a>, usize),
+    /// Reads a message that stands behind a head no grammar knows (`head` is the text in front
+    /// of it, see [`foreign`]); the dispatch fills in the time from the head's first stamp when
+    /// the reader sets none. `None` for an engine whose messages never stand behind another
+    /// head: one that prints its own head (LMDeploy's `print()`), or whose record is its head
+    /// (TGI's spans, Ollama's key-value lines).
+    pub read_foreign: Option<ForeignReader>,
 }
+
+/// See [`EngineGrammar::read_foreign`].
+pub type ForeignReader = for<'a> fn(head: &'a str, message: &'a str) -> Outcome<'a>;
 
 /// Every engine, in the order the dispatch asks them: a line holds one engine's anchors nearly
 /// always, and no line of one parses as another's (the line cases hold every engine's lines and
@@ -294,21 +305,56 @@ fn read_anchored_message(line: &str) -> (Outcome<'_>, usize) {
     // quoted in a TensorRT-LLM line must not hide it), and the last one is the answer when
     // none parses.
     let mut rejected = None;
-    for (engine, anchors) in ENGINES.iter().zip(ENGINE_ANCHORS.iter()) {
+    let mut anchored = 0u32;
+    for (i, (engine, anchors)) in ENGINES.iter().zip(ENGINE_ANCHORS.iter()).enumerate() {
         if anchors.find(line).is_none() {
             continue;
         }
+        anchored |= 1 << i;
         match (engine.read_message)(line) {
             (Outcome::Unmatched, _) => {}
             (Outcome::Rejected { grammar }, _) => rejected = Some(grammar),
             parsed => return parsed,
         }
     }
-    let outcome = match rejected {
-        Some(grammar) => Outcome::Rejected { grammar },
-        None => Outcome::Unmatched,
+    match rejected {
+        Some(grammar) => (Outcome::Rejected { grammar }, line.len()),
+        None => read_behind_foreign_head(line, anchored),
+    }
+}
+
+/// A line no engine read through the heads it knows, read once more at each place a message may
+/// begin behind a head none knows ([`foreign::message_starts`]), by the engines whose anchors
+/// the line holds (bit `i` of `anchored` for [`ENGINES`]`[i]`). The first message some engine
+/// takes or rejects is the answer; its time is the head's first stamp unless the engine read one.
+#[inline(never)]
+fn read_behind_foreign_head(line: &str, anchored: u32) -> (Outcome<'_>, usize) {
+    let readers = || {
+        ENGINES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| anchored & (1 << i) != 0)
+            .filter_map(|(_, engine)| engine.read_foreign)
     };
-    (outcome, line.len())
+    if readers().next().is_none() {
+        return (Outcome::Unmatched, line.len());
+    }
+    for at in foreign::message_starts(line) {
+        let (head, message) = line.split_at(at);
+        for read in readers() {
+            match read(head, message) {
+                Outcome::Unmatched => {}
+                Outcome::Parsed(mut parsed) => {
+                    if parsed.time.is_none() {
+                        parsed.time = time::first_stamp(head);
+                    }
+                    return (Outcome::Parsed(parsed), at);
+                }
+                rejected => return (rejected, at),
+            }
+        }
+    }
+    (Outcome::Unmatched, line.len())
 }
 
 /// [`read`], for callers that need only the parsed lines.
@@ -363,6 +409,11 @@ mod tests {
                 "{piece:?} is no engine's first-stage piece"
             );
         }
+    }
+
+    #[test]
+    fn the_anchor_bitmask_holds_every_engine() {
+        assert!(ENGINES.len() <= 32);
     }
 
     #[test]

@@ -5,11 +5,20 @@
 //! format fixes one (Triton's logger always writes UTC); the agent supplies the year and the
 //! log's zone for the rest, because only it knows the clock and the host. No calendar here:
 //! the agent's `timezone` module turns a `LogTime` into an instant.
+//!
+//! Some heads print only the clock (SGLang's `[03:51:54] `, a custom logging format's
+//! `%H:%M:%S`): such a time has no date at all, and the agent reads it on the day the line
+//! arrived, in the log's zone ([`LogTime::time_only`]).
+//!
+//! The small readers below (`digits`, `byte`, `fraction`, `clock`, `build`) are what every
+//! engine's head reads its time with: one copy of the calendar checks. [`first_stamp`] finds a
+//! time in a head no grammar knows.
 
 use serde::{Serialize, Serializer};
 
 /// A wall-clock time as a record head (or an envelope) prints it. `year` is `None` when the
-/// line has none.
+/// line has none; `month` and `day` are 0 when it printed only the clock
+/// ([`LogTime::time_only`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LogTime {
     pub year: Option<u16>,
@@ -26,6 +35,26 @@ pub struct LogTime {
 }
 
 impl LogTime {
+    /// A time whose head printed only the clock (`03:51:54`): no year, month 0, day 0. The agent
+    /// reads it on the date the line arrived, in the log's zone.
+    pub fn time_only(hour: u8, minute: u8, second: u8, nanos: u32) -> LogTime {
+        LogTime {
+            year: None,
+            month: 0,
+            day: 0,
+            hour,
+            minute,
+            second,
+            nanos,
+            utc_offset: None,
+        }
+    }
+
+    /// True for a time made by [`LogTime::time_only`]: the line printed no date.
+    pub fn is_time_only(&self) -> bool {
+        self.year.is_none() && self.month == 0 && self.day == 0
+    }
+
     /// Whether month, day and clock are in range (a second of 60 is a leap second): what every
     /// record-head grammar checks before it calls digits a time.
     pub fn is_valid_clock(month: u32, day: u32, hour: u32, minute: u32, second: u32) -> bool {
@@ -38,7 +67,8 @@ impl LogTime {
 }
 
 /// Case files compare times as text: `11-22 13:25:01`, `2025-04-28 09:56:44`,
-/// `05-10 07:57:30.770724 UTC`, `2026-11-22 14:25:01 +01:00`.
+/// `05-10 07:57:30.770724 UTC`, `2026-11-22 14:25:01 +01:00`, and only the clock for a time
+/// without a date: `03:51:54`.
 impl Serialize for LogTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -50,11 +80,10 @@ impl std::fmt::Display for LogTime {
         if let Some(year) = self.year {
             write!(f, "{year:04}-")?;
         }
-        write!(
-            f,
-            "{:02}-{:02} {:02}:{:02}:{:02}",
-            self.month, self.day, self.hour, self.minute, self.second
-        )?;
+        if !self.is_time_only() {
+            write!(f, "{:02}-{:02} ", self.month, self.day)?;
+        }
+        write!(f, "{:02}:{:02}:{:02}", self.hour, self.minute, self.second)?;
         if self.nanos != 0 {
             let frac = format!("{:09}", self.nanos);
             write!(f, ".{}", frac.trim_end_matches('0'))?;
@@ -68,6 +97,157 @@ impl std::fmt::Display for LogTime {
                 write!(f, " {sign}{:02}:{:02}", minutes / 60, minutes % 60)
             }
         }
+    }
+}
+
+/// Exactly `n` ASCII digits at the start of `s`.
+pub(crate) fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
+    let head = s.get(..n)?;
+    if !head.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((head.parse().ok()?, &s[n..]))
+}
+
+pub(crate) fn byte(s: &str, b: u8) -> Option<&str> {
+    if s.as_bytes().first() == Some(&b) {
+        Some(&s[1..])
+    } else {
+        None
+    }
+}
+
+/// `.ffffff` (1 to 9 digits) as nanoseconds, or nothing.
+pub(crate) fn fraction(s: &str) -> (u32, &str) {
+    fraction_after(s, b'.')
+}
+
+/// A fraction after `separator` (`.`, or the `,` of Python's `asctime`), 1 to 9 digits, as
+/// nanoseconds; or nothing.
+fn fraction_after(s: &str, separator: u8) -> (u32, &str) {
+    let Some(rest) = byte(s, separator) else {
+        return (0, s);
+    };
+    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if n == 0 || n > 9 {
+        return (0, s);
+    }
+    let value: u32 = rest[..n].parse().unwrap_or(0);
+    (value * 10u32.pow((9 - n) as u32), &rest[n..])
+}
+
+/// `HH:MM:SS`.
+pub(crate) fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
+    let (h, s) = digits(s, 2)?;
+    let (m, s) = digits(byte(s, b':')?, 2)?;
+    let (sec, s) = digits(byte(s, b':')?, 2)?;
+    Some(((h as u8, m as u8, sec as u8), s))
+}
+
+pub(crate) fn build(
+    year: Option<u32>,
+    month: u32,
+    day: u32,
+    (hour, minute, second): (u8, u8, u8),
+    nanos: u32,
+    utc_offset: Option<i32>,
+) -> Option<LogTime> {
+    let valid = LogTime::is_valid_clock(month, day, hour.into(), minute.into(), second.into());
+    if !valid {
+        return None;
+    }
+    let year = match year {
+        Some(y) => Some(u16::try_from(y).ok()?),
+        None => None,
+    };
+    Some(LogTime {
+        year,
+        month: month as u8,
+        day: day as u8,
+        hour,
+        minute,
+        second,
+        nanos,
+        utc_offset,
+    })
+}
+
+/// `Z`, `+09:00`, `-0330` right after a time, as seconds east of UTC.
+pub(crate) fn utc_offset(s: &str) -> Option<(i32, &str)> {
+    if let Some(rest) = byte(s, b'Z') {
+        return Some((0, rest));
+    }
+    let sign = match s.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let (hours, rest) = digits(&s[1..], 2)?;
+    let rest = byte(rest, b':').unwrap_or(rest);
+    let (minutes, rest) = digits(rest, 2)?;
+    (hours < 24 && minutes < 60).then(|| (sign * (hours * 3600 + minutes * 60) as i32, rest))
+}
+
+/// The time of a head no grammar knows: the first stamp in `head` that reads as one of
+///
+/// - ISO 8601 `YYYY-MM-DD`, `T` or a space, `HH:MM:SS`, a fraction after `.` or `,` (Python's
+///   `asctime` writes `,796`), and an offset (`Z`, `+09:00`, `+0900`) when printed;
+/// - `MM-DD HH:MM:SS[.fff]` (vLLM's own date format, kept by formats that copy it);
+/// - `HH:MM:SS[.fff]`, a time of day alone ([`LogTime::time_only`]).
+///
+/// A stamp starts where a number starts (not inside one: `pid=14521` holds no `14:52`) and ends
+/// where no digit follows, so a version or an address is no time.
+pub fn first_stamp(head: &str) -> Option<LogTime> {
+    let bytes = head.as_bytes();
+    (0..bytes.len())
+        .filter(|&at| bytes[at].is_ascii_digit() && (at == 0 || !bytes[at - 1].is_ascii_digit()))
+        .find_map(|at| stamp(&head[at..]))
+}
+
+/// One stamp of [`first_stamp`]'s shapes at the start of `s`.
+fn stamp(s: &str) -> Option<LogTime> {
+    let (time, rest) = iso_stamp(s)
+        .or_else(|| month_day_stamp(s))
+        .or_else(|| clock_stamp(s))?;
+    let ends = !rest.as_bytes().first().is_some_and(u8::is_ascii_digit);
+    ends.then_some(time)
+}
+
+fn iso_stamp(s: &str) -> Option<(LogTime, &str)> {
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let s = byte(s, b'T').or_else(|| byte(s, b' '))?;
+    let (hms, s) = clock(s)?;
+    let (nanos, s) = any_fraction(s);
+    let (offset, s) = match utc_offset(s) {
+        Some((offset, rest)) => (Some(offset), rest),
+        None => (None, s),
+    };
+    Some((build(Some(year), month, day, hms, nanos, offset)?, s))
+}
+
+fn month_day_stamp(s: &str) -> Option<(LogTime, &str)> {
+    let (month, s) = digits(s, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b' ')?)?;
+    let (nanos, s) = any_fraction(s);
+    Some((build(None, month, day, hms, nanos, None)?, s))
+}
+
+fn clock_stamp(s: &str) -> Option<(LogTime, &str)> {
+    let ((hour, minute, second), s) = clock(s)?;
+    let (nanos, s) = any_fraction(s);
+    // Any valid month and day: only the clock is checked.
+    LogTime::is_valid_clock(1, 1, hour.into(), minute.into(), second.into())
+        .then(|| (LogTime::time_only(hour, minute, second, nanos), s))
+}
+
+/// A fraction after `.` or `,`.
+fn any_fraction(s: &str) -> (u32, &str) {
+    match s.as_bytes().first() {
+        Some(b',') => fraction_after(s, b','),
+        _ => fraction(s),
     }
 }
 
@@ -98,5 +278,55 @@ mod tests {
             ..t
         };
         assert_eq!(west.to_string(), "05-10 07:57:30.770724 -03:30");
+    }
+
+    #[test]
+    fn a_time_without_a_date_shows_only_its_clock() {
+        let t = LogTime::time_only(3, 51, 54, 0);
+        assert!(t.is_time_only());
+        assert_eq!(t.to_string(), "03:51:54");
+        assert_eq!(
+            LogTime::time_only(3, 51, 54, 120_000_000).to_string(),
+            "03:51:54.12"
+        );
+        assert!(!first_stamp("11-22 13:25:01").unwrap().is_time_only());
+    }
+
+    #[test]
+    fn the_first_stamp_of_a_head_is_its_time() {
+        let read = |head: &str| first_stamp(head).map(|t| t.to_string());
+        assert_eq!(
+            read(
+                "(APIServer pid=14521) [vllm-rbln] INFO 2026-10-07 22:01:17,796 [loggers.py:248] "
+            ),
+            Some("2026-10-07 22:01:17.796".into())
+        );
+        assert_eq!(
+            read("2026-10-07T22:01:17.796+09:00 - vllm - INFO - "),
+            Some("2026-10-07 22:01:17.796 +09:00".into())
+        );
+        assert_eq!(
+            read("2026-10-07T22:01:17Z "),
+            Some("2026-10-07 22:01:17 UTC".into())
+        );
+        assert_eq!(
+            read("2026-10-07 22:01:17-0330 "),
+            Some("2026-10-07 22:01:17 -03:30".into())
+        );
+        assert_eq!(
+            read("INFO 10-07 22:01:17.5 x "),
+            Some("10-07 22:01:17.5".into())
+        );
+        assert_eq!(read("[03:51:54] "), Some("03:51:54".into()));
+    }
+
+    #[test]
+    fn numbers_that_are_no_time_give_none() {
+        let read = |head: &str| first_stamp(head);
+        assert_eq!(read("(APIServer pid=14521) [loggers.py:248] "), None);
+        assert_eq!(read("v0.11.2 10.0.70.78:8000 "), None);
+        assert_eq!(read("[25:61:00] "), None);
+        assert_eq!(read("112:01:17 "), None);
+        assert_eq!(read("12:01:173 "), None);
     }
 }

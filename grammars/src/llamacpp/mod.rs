@@ -51,6 +51,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "llamacpp_slot",
     ],
     read_message,
+    read_foreign: Some(read_foreign),
 };
 
 /// Where a record was written.
@@ -231,7 +232,27 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
         port: head.port,
         uptime_us: head.uptime_us,
     };
-    let outcome = match message(head.message, origin) {
+    (outcome(message(head.message, origin)), message_at)
+}
+
+/// A server message behind a head no grammar knows ([`crate::foreign`]): only one with its own
+/// `slot ` or `srv  ` head, since a bare `prompt eval time = ` is also how other programs
+/// (`llama_perf_context_print: `) end their lines. Behind llama.cpp's own log heads, the message
+/// is the one after them, which [`read_message`] did not read.
+fn read_foreign<'a>(before: &'a str, text: &'a str) -> Outcome<'a> {
+    if !(text.starts_with("slot ") || text.starts_with("srv ")) {
+        return Outcome::Unmatched;
+    }
+    let known = head::split(before);
+    if known.port.is_some() || known.uptime_us.is_some() {
+        return Outcome::Unmatched;
+    }
+    outcome(message(text, Origin::default()))
+}
+
+/// What a message read to is to the dispatch.
+fn outcome(read: Option<Read>) -> Outcome<'static> {
+    match read {
         Some(Read::Record(record)) if record.possible() => Outcome::Parsed(Parsed {
             time: None,
             process: None,
@@ -242,8 +263,7 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
         },
         Some(Read::Rejected(grammar)) => Outcome::Rejected { grammar },
         None => Outcome::Unmatched,
-    };
-    (outcome, message_at)
+    }
 }
 
 /// [`read`], for callers that need only the parsed lines.

@@ -28,6 +28,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     first_stage: || FIRST_STAGE.to_vec(),
     grammar_names: &["lmdeploy_stats"],
     read_message,
+    read_foreign: None,
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]): vLLM's `hput: ` and

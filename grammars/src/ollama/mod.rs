@@ -29,6 +29,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     first_stage: || FIRST_STAGE.to_vec(),
     grammar_names: &["ollama_request", "ollama_runner"],
     read_message,
+    read_foreign: None,
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]). `[GI` is rare in any text

@@ -85,7 +85,7 @@ fn rfc3339(input: &str) -> IResult<&str, LogTime> {
         let (day, s) = clock::digits(clock::byte(s, b'-')?, 2)?;
         let (hms, s) = clock::clock(clock::byte(s, b'T')?)?;
         let (nanos, s) = clock::fraction(s);
-        let (offset, s) = utc_offset(s)?;
+        let (offset, s) = crate::time::utc_offset(s)?;
         Some((
             clock::build(Some(year), month, day, hms, nanos, Some(offset))?,
             s,
@@ -98,24 +98,6 @@ fn rfc3339(input: &str) -> IResult<&str, LogTime> {
             nom::error::ErrorKind::Verify,
         ))),
     }
-}
-
-/// `Z` or `±HH:MM`, in seconds east of UTC.
-fn utc_offset(s: &str) -> Option<(i32, &str)> {
-    if let Some(rest) = clock::byte(s, b'Z') {
-        return Some((0, rest));
-    }
-    let sign = match s.as_bytes().first()? {
-        b'+' => 1,
-        b'-' => -1,
-        _ => return None,
-    };
-    let (hours, s) = clock::digits(&s[1..], 2)?;
-    let (minutes, s) = clock::digits(clock::byte(s, b':')?, 2)?;
-    if hours > 23 || minutes > 59 {
-        return None;
-    }
-    Some((sign * (hours * 3600 + minutes * 60) as i32, s))
 }
 
 /// A slog value: a quoted Go string as printed (escapes kept, quotes dropped), or a bare word.

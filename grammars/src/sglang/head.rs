@@ -58,7 +58,7 @@ pub fn split(line: &str) -> Head<'_> {
         None => (rest, None),
     };
     let (rest, time, mut ranks) = match bracket(rest) {
-        Ok((rest, (time, ranks))) => (rest, time, ranks),
+        Ok((rest, (time, ranks))) => (rest, Some(time), ranks),
         Err(_) => (rest, None, Ranks::default()),
     };
     let rest = match gpu_prefix(rest) {
@@ -120,9 +120,9 @@ fn verify_failed(input: &str) -> nom::Err<nom::error::Error<&str>> {
     nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify))
 }
 
-/// `[2025-02-27 04:37:29.123 DP0 TP0] ` or `[16:43:29 TP0] `. A head with only a clock gives
-/// no time: a [`LogTime`] needs a day, and a made-up one would move the line by days.
-fn bracket(input: &str) -> IResult<&str, (Option<LogTime>, Ranks)> {
+/// `[2025-02-27 04:37:29.123 DP0 TP0] ` or `[16:43:29 TP0] `. A head with only a clock gives a
+/// time without a date ([`LogTime::time_only`]), which the agent reads on the day of arrival.
+fn bracket(input: &str) -> IResult<&str, (LogTime, Ranks)> {
     let (rest, _) = char('[').parse(input)?;
     let (rest, date) = opt((
         digits(4),
@@ -167,16 +167,21 @@ fn bracket(input: &str) -> IResult<&str, (Option<LogTime>, Ranks)> {
         rest = after;
     }
     let (rest, _) = tag("] ").parse(rest)?;
-    let time = date.is_some().then_some(LogTime {
-        year: Some(year as u16),
-        month: month as u8,
-        day: day as u8,
-        hour: hour as u8,
-        minute: minute as u8,
-        second: second as u8,
-        nanos: millis * 1_000_000,
-        utc_offset: None,
-    });
+    let (hour, minute, second, nanos) =
+        (hour as u8, minute as u8, second as u8, millis * 1_000_000);
+    let time = match date {
+        Some(_) => LogTime {
+            year: Some(year as u16),
+            month: month as u8,
+            day: day as u8,
+            hour,
+            minute,
+            second,
+            nanos,
+            utc_offset: None,
+        },
+        None => LogTime::time_only(hour, minute, second, nanos),
+    };
     Ok((rest, (time, ranks)))
 }
 
@@ -221,7 +226,7 @@ mod tests {
         let h = split("[16:43:29 TP0] Prefill");
         assert_eq!(
             (h.time, h.ranks.tp_rank, h.message),
-            (None, Some(0), "Prefill")
+            (Some(LogTime::time_only(16, 43, 29, 0)), Some(0), "Prefill")
         );
     }
 

@@ -37,6 +37,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "sglang_capacity",
     ],
     read_message,
+    read_foreign: Some(read_foreign),
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]), three new ones:
@@ -167,10 +168,27 @@ fn record<'a>(ranks: Ranks, message: &'a str) -> Result<Option<SglangRecord<'a>>
 /// line when it read none).
 pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
     let head = head::split(line);
-    let message_at = line.len() - head.message.len();
-    let outcome = match record(head.ranks, head.message) {
+    match outcome(head.ranks, head.time, head.message) {
+        Outcome::Unmatched => (Outcome::Unmatched, line.len()),
+        outcome => (outcome, line.len() - head.message.len()),
+    }
+}
+
+/// A message behind a head no grammar knows ([`crate::foreign`]): no rank tags, and the time
+/// the dispatch takes from that head. Behind SGLang's own bracket, the message is the one after
+/// it, which [`read_message`] found no record in.
+fn read_foreign<'a>(before: &'a str, message: &'a str) -> Outcome<'a> {
+    if head::split(before).time.is_some() {
+        return Outcome::Unmatched;
+    }
+    outcome(Ranks::default(), None, message)
+}
+
+/// What the record a message holds (see [`record`]) is to the dispatch.
+fn outcome<'a>(ranks: Ranks, time: Option<crate::LogTime>, message: &'a str) -> Outcome<'a> {
+    match record(ranks, message) {
         Ok(Some(record)) if record.possible() => Outcome::Parsed(Parsed {
-            time: head.time,
+            time,
             process: None,
             record: crate::Record::Sglang(record),
         }),
@@ -178,9 +196,8 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
             grammar: record.grammar(),
         },
         Err(grammar) => Outcome::Rejected { grammar },
-        Ok(None) => return (Outcome::Unmatched, line.len()),
-    };
-    (outcome, message_at)
+        Ok(None) => Outcome::Unmatched,
+    }
 }
 
 /// [`read`], for callers that need only the parsed lines.

@@ -38,6 +38,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     first_stage: || FIRST_STAGE.to_vec(),
     grammar_names: &["tgi_request", "tgi_embed", "tgi_capacity"],
     read_message,
+    read_foreign: None,
 };
 
 /// The first stage's piece of [`ANCHORS`] (see [`crate::PREFILTER`]): one for the three

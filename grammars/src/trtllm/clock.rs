@@ -14,81 +14,16 @@
 //! [`crate::time`], we keep what was printed and leave their zone to the agent. Each function
 //! returns the time and the rest of the input, or `None`.
 //!
-//! The small readers below (`digits`, `byte`, `fraction`, `clock`, `build`) are also what
-//! [`crate::ollama`] reads gin's and slog's times with: one copy of the calendar checks.
+//! The small readers (`digits`, `byte`, `fraction`, `clock`, `build`) are [`crate::time`]'s,
+//! re-exported here for the callers that read through this module ([`crate::ollama`] too).
 
+pub(crate) use crate::time::{build, byte, clock, digits, fraction};
 use crate::LogTime;
-
-/// Exactly `n` ASCII digits at the start of `s`.
-pub(crate) fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
-    let head = s.get(..n)?;
-    if !head.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((head.parse().ok()?, &s[n..]))
-}
-
-pub(crate) fn byte(s: &str, b: u8) -> Option<&str> {
-    if s.as_bytes().first() == Some(&b) {
-        Some(&s[1..])
-    } else {
-        None
-    }
-}
-
-/// `.ffffff` (1 to 9 digits) as nanoseconds, or nothing.
-pub(crate) fn fraction(s: &str) -> (u32, &str) {
-    let Some(rest) = byte(s, b'.') else {
-        return (0, s);
-    };
-    let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if n == 0 || n > 9 {
-        return (0, s);
-    }
-    let value: u32 = rest[..n].parse().unwrap_or(0);
-    (value * 10u32.pow((9 - n) as u32), &rest[n..])
-}
-
-/// `HH:MM:SS`.
-pub(crate) fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
-    let (h, s) = digits(s, 2)?;
-    let (m, s) = digits(byte(s, b':')?, 2)?;
-    let (sec, s) = digits(byte(s, b':')?, 2)?;
-    Some(((h as u8, m as u8, sec as u8), s))
-}
 
 /// Triton's heads: its logger always prints UTC.
 const TRITON_UTC: Option<i32> = Some(0);
 /// Everything else: the writer's local time.
 const LOCAL: Option<i32> = None;
-
-pub(crate) fn build(
-    year: Option<u32>,
-    month: u32,
-    day: u32,
-    (hour, minute, second): (u8, u8, u8),
-    nanos: u32,
-    utc_offset: Option<i32>,
-) -> Option<LogTime> {
-    let valid = LogTime::is_valid_clock(month, day, hour.into(), minute.into(), second.into());
-    if !valid {
-        return None;
-    }
-    let year = match year {
-        Some(y) => Some(u16::try_from(y).ok()?),
-        None => None,
-    };
-    Some(LogTime {
-        year,
-        month: month as u8,
-        day: day as u8,
-        hour,
-        minute,
-        second,
-        nanos,
-        utc_offset,
-    })
-}
 
 /// Triton's glog head time after the level letter: `0510 07:57:30.770724` (UTC).
 pub fn glog(s: &str) -> Option<(LogTime, &str)> {

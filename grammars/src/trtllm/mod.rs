@@ -74,6 +74,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "trtllm_lifecycle",
     ],
     read_message,
+    read_foreign: Some(read_foreign),
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]).
@@ -269,6 +270,37 @@ fn iteration<'a>(mut it: Box<Iteration>, head: &prefix::Head<'_>) -> Parsed<'a> 
         process: None,
         record: crate::Record::Trtllm(TrtllmRecord::Iteration(it)),
     }
+}
+
+/// An iteration record behind a head no grammar knows ([`crate::foreign`]): the PyTorch
+/// backend's `iter = N, ...` line or a JSON iteration object, timed by that head's first stamp
+/// before the record's own `timestamp` (as a known head's time is). Startup lines are not read
+/// there: their anchors are phrases other messages quote. Behind a head of TensorRT-LLM's or
+/// Triton's own, the message is the one after that head, which [`read_message`] did not read.
+fn read_foreign<'a>(before: &'a str, message: &'a str) -> Outcome<'a> {
+    let message = message.trim_end();
+    let record = if message.starts_with("iter = ") {
+        iter_log::parse(message)
+    } else if message.starts_with('{') || message.starts_with("[{") {
+        json(message)
+    } else {
+        return Outcome::Unmatched;
+    };
+    let Some(record) = record else {
+        return Outcome::Unmatched;
+    };
+    let known = prefix::split(before);
+    if known.time.is_some() || known.rank.is_some() || known.triton {
+        return Outcome::Unmatched;
+    }
+    let head = prefix::Head {
+        time: crate::time::first_stamp(before),
+        rank: None,
+        pid: None,
+        triton: false,
+        message,
+    };
+    judged(iteration(Box::new(record), &head))
 }
 
 /// [`TrtllmRecord::possible`] as an outcome.

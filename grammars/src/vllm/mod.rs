@@ -62,6 +62,7 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
         "vllm_lifecycle",
     ],
     read_message,
+    read_foreign: Some(read_foreign),
 };
 
 /// The first stage's pieces of [`ANCHORS`] (see [`crate::PREFILTER`]); the lifecycle anchors
@@ -190,6 +191,21 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
     let head = head::split(line);
     let message_at = line.len() - head.message.len();
     (read_head(head), message_at)
+}
+
+/// A message behind a head no grammar knows ([`crate::foreign`]), with the process of the last
+/// `(Name pid=N)` group in that head. Behind a head of vLLM's own, the message is the one after
+/// that head, which [`read_message`] found no record in: text further in is quoted or prose.
+fn read_foreign<'a>(before: &'a str, message: &'a str) -> Outcome<'a> {
+    let outcome = read_head(head::Head {
+        time: None,
+        process: head::last_process(before),
+        message,
+    });
+    if outcome != Outcome::Unmatched && head::split(before).time.is_some() {
+        return Outcome::Unmatched;
+    }
+    outcome
 }
 
 fn read_head(head: head::Head<'_>) -> Outcome<'_> {
