@@ -191,3 +191,29 @@ fn an_unknown_zone_stops_start_up_with_exit_code_2_and_the_fix() {
         "{stderr}"
     );
 }
+
+/// SGLang's `[HH:MM:SS]` head prints no date: the time is read on the day the line arrives, in
+/// the log's zone (here the day of the one-shot's clock), not dropped.
+#[test]
+fn a_time_of_day_without_a_date_is_read_on_the_day_the_line_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sglang.log");
+    write_lines(
+        &log,
+        &["[22:24:58] Decode batch, #running-req: 6, #token: 5120, token usage: 0.02, cuda graph: True, gen throughput (token/s): 412.36, #queue-req: 0, "],
+    );
+    // 13:25:01 UTC is 22:25:01 in Tokyo: the line was printed three seconds before.
+    let metrics = one_shot_at(
+        NOV_22_13_25_01_UTC,
+        &[
+            "--log",
+            log.to_str().unwrap(),
+            "--log-timezone",
+            "Asia/Tokyo",
+        ],
+    );
+    assert_eq!(
+        written_at(&metrics, "sglang_decode"),
+        Some(NOV_22_13_25_01_UTC - 3.0)
+    );
+}
