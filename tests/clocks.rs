@@ -98,6 +98,8 @@ struct Observed {
     /// From the last line's write until `llmtail_vllm_engine_overdue` read 1.
     silence_until_overdue: Duration,
     metrics_before_silence: String,
+    /// The landing page (plain text) before the silence.
+    landing: String,
     stderr: String,
 }
 
@@ -131,6 +133,7 @@ fn a_utc_engine_seen_from(tz: &str, extra: &[&str]) -> Observed {
         up_at_each_line.push(expect_sample(&metrics, "llmtail_vllm_engine_up", &[]));
     }
     let metrics_before_silence = agent.metrics();
+    let landing = http_get(agent.addr, "/", None).unwrap().body;
     let overdue =
         eventually(|| sample(&agent.metrics(), "llmtail_vllm_engine_overdue", &[]) == Some(1.0));
     let silence_until_overdue = written_at.elapsed();
@@ -139,6 +142,7 @@ fn a_utc_engine_seen_from(tz: &str, extra: &[&str]) -> Observed {
         up_at_each_line,
         silence_until_overdue,
         metrics_before_silence,
+        landing,
         stderr: agent.stderr(),
     }
 }
@@ -169,6 +173,11 @@ fn a_utc_log_on_a_tokyo_host_is_up_at_every_line_told_and_overdue_three_interval
             && observed.stderr.contains("fix: --log-timezone UTC"),
         "no warning naming the zone and the fix:\n{}",
         observed.stderr
+    );
+    assert!(
+        observed.landing.contains("WARNING") && observed.landing.contains("writes them in UTC"),
+        "the landing page does not say it:\n{}",
+        observed.landing
     );
 }
 
@@ -213,6 +222,13 @@ fn log_timezone_auto_learns_a_utc_log_on_a_tokyo_host_and_reads_its_times_right(
         !observed.stderr.contains("writes them in"),
         "auto left an offset to warn about:\n{}",
         observed.stderr
+    );
+    assert!(
+        observed
+            .landing
+            .contains("learned: the log's times are -9.00 h off"),
+        "the landing page does not say what auto learned:\n{}",
+        observed.landing
     );
 }
 

@@ -137,10 +137,18 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
             .collect();
         let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
         let skipped: u64 = log.io.skipped().iter().map(|(_, n)| n).sum();
-        let zone = sources
+        let mut zone = sources
             .iter()
             .find(|l| l.spec == log.source)
-            .map_or("", |l| l.timezone.name());
+            .map_or("", |l| l.timezone.name())
+            .to_string();
+        if log.clock.is_auto() && log.clock.correction() != 0.0 {
+            let _ = write!(
+                zone,
+                "; learned: the log's times are {:+.2} h off",
+                log.clock.correction() / 3600.0
+            );
+        }
         rows.push(vec![
             Cell::code(log.label.to_string()),
             Cell::plain(zone),
