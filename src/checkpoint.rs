@@ -105,6 +105,27 @@ pub struct SavedRejections {
     pub lines: u64,
 }
 
+impl SavedRejections {
+    /// Per-grammar counts as the state file keeps them.
+    fn capture(counts: &[(&'static str, u64)]) -> Vec<SavedRejections> {
+        counts
+            .iter()
+            .map(|(grammar, lines)| SavedRejections {
+                grammar: grammar.to_string(),
+                lines: *lines,
+            })
+            .collect()
+    }
+
+    /// The counts of grammars this build knows (a grammar since renamed is dropped).
+    fn restore(saved: &[SavedRejections]) -> Vec<(&'static str, u64)> {
+        saved
+            .iter()
+            .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
+            .collect()
+    }
+}
+
 /// The whole state file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -166,23 +187,9 @@ impl SavedLog {
                     last_timestamp: g.last_timestamp,
                 })
                 .collect(),
-            rejected: log
-                .rejected
-                .iter()
-                .map(|(grammar, lines)| SavedRejections {
-                    grammar: grammar.to_string(),
-                    lines: *lines,
-                })
-                .collect(),
+            rejected: SavedRejections::capture(&log.rejected),
             series_refused: log.series_refused,
-            repeated: log
-                .repeated
-                .iter()
-                .map(|(grammar, lines)| SavedRejections {
-                    grammar: grammar.to_string(),
-                    lines: *lines,
-                })
-                .collect(),
+            repeated: SavedRejections::capture(&log.repeated),
             out_of_order: log.out_of_order,
             engines: log
                 .engines
@@ -209,17 +216,9 @@ impl SavedLog {
                 })
             })
             .collect();
-        log.rejected = self
-            .rejected
-            .iter()
-            .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
-            .collect();
+        log.rejected = SavedRejections::restore(&self.rejected);
         log.series_refused = self.series_refused;
-        log.repeated = self
-            .repeated
-            .iter()
-            .filter_map(|r| Some((known_grammar(&r.grammar)?, r.lines)))
-            .collect();
+        log.repeated = SavedRejections::restore(&self.repeated);
         log.out_of_order = self.out_of_order;
         // The log's latest time, for judging its engines until a line is read again.
         log.latest_line_at = self
@@ -532,6 +531,8 @@ mod tests {
             last_timestamp: 1.0,
         });
         log.reject("vllm_stats");
+        log.count_repeat("vllm_stats");
+        log.out_of_order = 3;
         log.series_refused = 2;
         let position = FilePosition {
             file: FileId {
@@ -561,6 +562,8 @@ mod tests {
         assert_eq!(fresh.io.lines_read, 42);
         assert_eq!(fresh.parsed, log.parsed);
         assert_eq!(fresh.rejected, log.rejected);
+        assert_eq!(fresh.repeated, log.repeated);
+        assert_eq!(fresh.out_of_order, 3);
         assert_eq!(fresh.series_refused, 2);
         let left: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
