@@ -454,3 +454,38 @@ fn appended_live_serves_the_one_shot(fixture: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[test]
+fn one_shot_with_log_timezone_auto_reads_the_local_zone_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&busy_line_at(T0)]);
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .env("TZ", "Asia/Tokyo")
+        .args([
+            "--one-shot",
+            "--log",
+            log.to_str().unwrap(),
+            "--log-timezone",
+            "auto",
+        ])
+        .output()
+        .expect("run llmtail");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--log-timezone auto reads this log's times in the agent's own zone")
+            && stderr.contains("Asia/Tokyo"),
+        "{stderr}"
+    );
+    // Read as Tokyo time: 9 h before the UTC instant the head names.
+    let metrics = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        sample(
+            &metrics,
+            "llmtail_last_parsed_timestamp_seconds",
+            &[("grammar", "vllm_stats")]
+        ),
+        Some(T0 - 9.0 * 3600.0)
+    );
+}
