@@ -29,7 +29,7 @@ use crate::config::{LiveSettings, Settings};
 use crate::exposition::render::Format;
 use crate::pipeline::Clock;
 use crate::state::State;
-use queue::{Backoff, Batch, Fate, Outcome, Queue};
+use queue::{Backoff, Batch, Fate, Outcome, Queue, RequestPacer};
 use staleness::Staleness;
 
 /// The most samples in one request: Prometheus' own `max_samples_per_send` is 2000 (500
@@ -263,11 +263,10 @@ async fn send_until_closed(
     transport: &mut impl Transport,
     closing: &mut watch::Receiver<bool>,
 ) {
-    let mut backoff = Backoff::default();
-    let mut trouble = Trouble::default();
+    let mut pace = Pace::default();
     loop {
         if let Some(batch) = queue.take() {
-            deliver(queue, transport, &batch, &mut backoff, &mut trouble).await;
+            deliver(queue, transport, &batch, &mut pace).await;
             continue;
         }
         // `closed` is only sent after the last round was queued, so empty now means done.
@@ -288,15 +287,24 @@ async fn stopped(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|set| *set).await.map(|_| ());
 }
 
+/// How one receiver's requests are paced: the backoff between retries, the cap on requests a
+/// second, and what was said of its trouble.
+#[derive(Debug, Default)]
+struct Pace {
+    backoff: Backoff,
+    requests: RequestPacer,
+    trouble: Trouble,
+}
+
 /// Sends one batch until the receiver takes or refuses it.
-async fn deliver(
-    queue: &Queue,
-    transport: &mut impl Transport,
-    batch: &Batch,
-    backoff: &mut Backoff,
-    trouble: &mut Trouble,
-) {
+async fn deliver(queue: &Queue, transport: &mut impl Transport, batch: &Batch, pace: &mut Pace) {
+    let Pace {
+        backoff,
+        requests,
+        trouble,
+    } = pace;
     loop {
+        requests.ready().await;
         match transport.send(batch.body.clone()).await {
             Outcome::Sent => {
                 queue.settle(batch, Fate::Sent);
@@ -412,6 +420,46 @@ mod tests {
         assert_eq!(Counters::get(&counters.failed), 20);
         assert_eq!(Counters::get(&counters.dropped), 0);
         assert_eq!(Counters::get(&counters.queued), 0);
+    }
+
+    /// A receiver answering `503` with `Retry-After: 0` got 17,929 requests in 20 s: the
+    /// backoff now holds, and no receiver gets more than the cap a second.
+    #[tokio::test(start_paused = true)]
+    async fn retry_after_zero_is_retried_with_backoff_not_in_a_tight_loop() {
+        let queue = Arc::new(Queue::new("http://r/api/v1/write", 100));
+        queue.push(batch(1, 10));
+        let eager = Outcome::of_status(503, "busy", Some(Duration::ZERO));
+        let (transport, bodies) = scripted(vec![eager; 10_000]);
+        let started = tokio::time::Instant::now();
+        let (_closed, closing) = watch::channel(false);
+        let sender = tokio::spawn(send(Arc::clone(&queue), transport, closing));
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        sender.abort();
+        let requests = bodies.lock().unwrap().len();
+        // 30 ms doubling to 5 s: 30+60+...+3840 is 7.65 s for 9 retries, then one every 5 s.
+        assert!(
+            requests <= 13,
+            "{requests} requests in {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_receiver_gets_at_most_the_capped_requests_a_second() {
+        let queue = Arc::new(Queue::new("http://r/api/v1/write", 100_000));
+        for n in 0..500 {
+            queue.push(batch((n % 250) as u8, 1));
+        }
+        let (transport, bodies) = scripted(Vec::new());
+        let (_closed, closing) = watch::channel(false);
+        let sender = tokio::spawn(send(Arc::clone(&queue), transport, closing));
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        sender.abort();
+        let requests = bodies.lock().unwrap().len() as u32;
+        assert!(
+            requests <= queue::MAX_REQUESTS_PER_SECOND + 1,
+            "{requests} requests in a second"
+        );
     }
 
     #[tokio::test(start_paused = true)]

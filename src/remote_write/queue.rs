@@ -228,13 +228,15 @@ impl Default for Backoff {
 }
 
 impl Backoff {
-    /// How long to wait before the next attempt: the receiver's Retry-After if it gave one
-    /// (up to [`MAX_RETRY_AFTER`]), else the backoff, which then doubles up to its cap.
+    /// How long to wait before the next attempt: the backoff, which then doubles up to its cap,
+    /// or the receiver's Retry-After when that is longer (up to [`MAX_RETRY_AFTER`]). A
+    /// Retry-After is a floor, never a way round the backoff: `Retry-After: 0` from a receiver
+    /// in trouble would otherwise make the agent retry with no pause at all.
     pub fn wait(&mut self, retry_after: Option<Duration>) -> Duration {
         let backoff = self.next;
         self.next = (self.next * 2).min(MAX_BACKOFF);
         match retry_after {
-            Some(after) => after.min(MAX_RETRY_AFTER),
+            Some(after) => after.min(MAX_RETRY_AFTER).max(backoff),
             None => backoff,
         }
     }
@@ -242,6 +244,28 @@ impl Backoff {
     /// After a request that got an answer: the next failure starts from the minimum again.
     pub fn reset(&mut self) {
         self.next = MIN_BACKOFF;
+    }
+}
+
+/// The most requests one receiver gets in a second, whatever it answers: a receiver that fails
+/// fast (or says `Retry-After: 0`) must not turn the agent into a flood. 100 requests of 2,000
+/// samples a second is far more than any round needs.
+pub const MAX_REQUESTS_PER_SECOND: u32 = 100;
+
+/// Spaces one receiver's requests at least `1 / MAX_REQUESTS_PER_SECOND` apart.
+#[derive(Debug, Default)]
+pub struct RequestPacer {
+    last: Option<tokio::time::Instant>,
+}
+
+impl RequestPacer {
+    /// Waits until the next request may go, and counts it as gone.
+    pub async fn ready(&mut self) {
+        let spacing = Duration::from_secs(1) / MAX_REQUESTS_PER_SECOND;
+        if let Some(last) = self.last {
+            tokio::time::sleep_until(last + spacing).await;
+        }
+        self.last = Some(tokio::time::Instant::now());
     }
 }
 
@@ -329,5 +353,14 @@ mod tests {
         );
         backoff.reset();
         assert_eq!(backoff.wait(None), MIN_BACKOFF);
+    }
+
+    #[test]
+    fn retry_after_zero_does_not_skip_the_backoff() {
+        let mut backoff = Backoff::default();
+        let waits: Vec<u128> = (0..6)
+            .map(|_| backoff.wait(Some(Duration::ZERO)).as_millis())
+            .collect();
+        assert_eq!(waits, [30, 60, 120, 240, 480, 960]);
     }
 }
