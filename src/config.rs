@@ -1040,8 +1040,9 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(
-                err.contains(&format!("--vllm-stats-interval: {given} seconds is outside"))
-                    && err.contains("(0.1 to 86400 seconds)")
+                err.contains(&format!(
+                    "--vllm-stats-interval: {given} seconds is outside"
+                )) && err.contains("(0.1 to 86400 seconds)")
                     && err.contains("fix:"),
                 "{err}"
             );
@@ -1060,7 +1061,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("llmtail.toml");
         let config = path.to_str().unwrap();
-        for (value, shown) in [("1e308", "1e308"), ("1e-300", "1e-300"), ("\"1e308\"", "1e308")] {
+        for (value, shown) in [
+            ("1e308", "1e308"),
+            ("1e-300", "1e-300"),
+            ("\"1e308\"", "1e308"),
+        ] {
             let text = format!("vllm_stats_interval = {value}\n[[log]]\npath = \"/a.log\"\n");
             std::fs::write(&path, text).unwrap();
             let err = settings(&["--config", config]).unwrap_err().to_string();
