@@ -390,6 +390,35 @@ fn a_line_over_64_kib_is_skipped_and_counted() {
     assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
 }
 
+/// copytruncate under a writer without `O_APPEND`: the file is cut to nothing, and the
+/// writer's next line lands at its old offset, after a hole read as NULs. A hole over
+/// `--max-line-bytes` was taken for a too-long line, and the line after it lost with it.
+#[test]
+fn a_copytruncate_hole_of_nuls_over_64_kib_is_skipped_and_the_line_after_it_kept() {
+    use std::os::unix::fs::FileExt;
+    let mut log = TempLog::new("app.log");
+    let old_lines = numbered("old", 0..10_000);
+    log.append_lines(&old_lines);
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(old_lines.len()));
+    let old_len = std::fs::metadata(&log.path).unwrap().len();
+    assert!(old_len > 64 * 1024, "the hole must be over the limit");
+
+    log.truncate();
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log.path)
+        .unwrap();
+    writer.write_all_at(b"after the hole\n", old_len).unwrap();
+    assert!(
+        tail.wait(|r| r.texts().last().map(String::as_str) == Some("after the hole")),
+        "the line after the hole never came"
+    );
+
+    let record = tail.stop();
+    assert_eq!(record.skipped(SkipReason::TooLong), 0);
+}
+
 /// Set in the child process that runs [`skipping_a_32_mib_line_measured_alone`].
 const MEMORY_PROBE_ENV: &str = "LLMTAIL_TEST_MEMORY_PROBE";
 
