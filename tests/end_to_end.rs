@@ -308,6 +308,10 @@ fn bad_flags_and_config_stop_start_up_with_exit_code_2_and_a_fix() {
         ),
         (vec!["--log", "/var/log/[oops"], "bad glob"),
         (
+            vec!["--log", "x.log", "--vllm-stats-interval", "1e308"],
+            "--vllm-stats-interval: 1e308 seconds is outside the stats intervals vLLM accepts (0.1 to 86400 seconds)",
+        ),
+        (
             vec!["--config", config.to_str().unwrap()],
             "llmtail.toml, line 2",
         ),
