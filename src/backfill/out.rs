@@ -130,3 +130,39 @@ fn cannot_write(path: &str, e: std::io::Error) -> anyhow::Error {
         "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_failed_replay_leaves_the_older_history_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("history.om");
+        std::fs::write(&out, "older history\n").unwrap();
+        let missing = dir.path().join("missing.log");
+        let argv = ["llmtail", "replay", "--log", missing.to_str().unwrap()];
+        let Some(crate::cli::Command::Replay(args)) = crate::cli::Cli::parse_from(argv).command
+        else {
+            panic!("not a replay");
+        };
+        let settings = args.settings().unwrap();
+        let window = args.window(&settings.log_timezone).unwrap();
+
+        let replayed = replay_to_file(
+            &settings,
+            window,
+            Clock::fixed(0.0),
+            out.to_str().unwrap(),
+            false,
+        );
+        assert!(replayed.is_err(), "a missing log fails the replay");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["history.om"], "the temporary file is removed");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "older history\n");
+    }
+}
