@@ -563,15 +563,17 @@ fn invalid_utf8_passes_as_bytes() {
     assert_nothing_lost(&record);
 }
 
+/// NULs inside a line are its bytes; NULs before a line are a hole in the file (see
+/// `a_copytruncate_hole_of_nuls_over_64_kib_is_skipped_and_the_line_after_it_kept`).
 #[test]
-fn nul_bytes_pass_as_bytes() {
+fn nul_bytes_inside_a_line_pass_as_bytes_and_those_before_it_are_skipped() {
     let mut log = TempLog::new("app.log");
-    log.append(b"\0\0\0\na\0b\n\0\nafter\n");
+    log.append(b"\0\0\0\na\0b\0\n\0\n\0\0after\n");
     let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
     assert!(tail.wait_lines(4));
 
     let record = tail.stop();
-    let expected: Vec<Vec<u8>> = [&b"\0\0\0"[..], b"a\0b", b"\0", b"after"]
+    let expected: Vec<Vec<u8>> = [&b""[..], b"a\0b\0", b"", b"after"]
         .iter()
         .map(|l| l.to_vec())
         .collect();
