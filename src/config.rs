@@ -222,7 +222,7 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
 
 /// The stats intervals vLLM itself accepts (`VLLM_LOG_STATS_INTERVAL`), in seconds. Outside
 /// them no vLLM wrote the log, and the token counters built from the interval would be
-/// nonsense: `1e308` made them `+Inf`, `1e-300` made them zero.
+/// nonsense (`+Inf` at 1e308 s, zero at 1e-300 s).
 pub const STATS_INTERVAL_RANGE: std::ops::RangeInclusive<f64> = 0.1..=86_400.0;
 
 /// `auto` or seconds within [`STATS_INTERVAL_RANGE`].

@@ -84,8 +84,9 @@ pub fn replay_to_file(
 /// name and retries on a clash, and removes the file on drop; the open adds `O_NOFOLLOW` to
 /// `O_EXCL`, so a file or symlink planted at the name (by a user who can write to the
 /// directory, waiting for a replay run as root) makes the open fail rather than write
-/// through it, as the fixed `FILE.partial` once did. Mode 0666 before the umask, as a
-/// history written directly would be: promtool may run as another user.
+/// through it; a fixed name would let them redirect the history into a file of their choice.
+/// Mode 0666 before the umask (tempfile's own is 0600), as a history written directly would
+/// be: promtool may run as another user.
 fn replay_beside(
     settings: &crate::config::Settings,
     window: Window,
