@@ -220,17 +220,40 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// `auto` or a positive number of seconds.
+/// The stats intervals vLLM itself accepts (`VLLM_LOG_STATS_INTERVAL`), in seconds. Outside
+/// them no vLLM wrote the log, and the token counters built from the interval would be
+/// nonsense (`+Inf` at 1e308 s, zero at 1e-300 s).
+pub const STATS_INTERVAL_RANGE: std::ops::RangeInclusive<f64> = 0.1..=86_400.0;
+
+/// `auto` or seconds within [`STATS_INTERVAL_RANGE`].
 fn stats_interval(text: &str, origin: &str) -> Result<StatsInterval, ConfigError> {
     if text == "auto" {
         return Ok(StatsInterval::Auto);
     }
     match text.parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(StatsInterval::Fixed(seconds)),
+        Ok(seconds) if seconds.is_finite() && seconds > 0.0 => {
+            stats_interval_seconds(seconds, text, origin)
+        }
         _ => Err(ConfigError(format!(
             "{origin}: {text:?} is not a positive number of seconds nor 'auto'\n  fix: leave it at auto (learned from the lines), or give vLLM's VLLM_LOG_STATS_INTERVAL (10 by default)"
         ))),
     }
+}
+
+/// `seconds` (written `text`) if vLLM could have logged at that interval.
+fn stats_interval_seconds(
+    seconds: f64,
+    text: &str,
+    origin: &str,
+) -> Result<StatsInterval, ConfigError> {
+    if STATS_INTERVAL_RANGE.contains(&seconds) {
+        return Ok(StatsInterval::Fixed(seconds));
+    }
+    Err(ConfigError(format!(
+        "{origin}: {text} seconds is outside the stats intervals vLLM accepts ({} to {} seconds)\n  fix: leave it at auto (learned from the lines), or give vLLM's VLLM_LOG_STATS_INTERVAL (10 by default)",
+        STATS_INTERVAL_RANGE.start(),
+        STATS_INTERVAL_RANGE.end()
+    )))
 }
 
 /// A duration such as `10m`, `90s` or `1h 30m` (a bare number is seconds); zero or more.
@@ -619,8 +642,12 @@ fn vllm_stats_interval(
     let origin = || format!("{config_origin}, vllm_stats_interval");
     match (&cli.vllm_stats_interval, &config.vllm_stats_interval) {
         (Some(text), _) => stats_interval(text, "--vllm-stats-interval"),
+        // `{:e}` is exact for any number a TOML file holds; `{}` would spell 1e308 in 309 digits.
+        (None, Some(IntervalValue::Seconds(seconds))) if seconds.is_finite() && *seconds > 0.0 => {
+            stats_interval_seconds(*seconds, &format!("{seconds:e}"), &origin())
+        }
         (None, Some(IntervalValue::Seconds(seconds))) => {
-            stats_interval(&seconds.to_string(), &origin())
+            stats_interval(&format!("{seconds:e}"), &origin())
         }
         (None, Some(IntervalValue::Word(text))) => stats_interval(text, &origin()),
         (None, None) => Ok(StatsInterval::Auto),
@@ -1004,5 +1031,50 @@ mod tests {
             err.contains("[[log]] path \"/a.log\", timezone: \"Mars/Olympus\""),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_stats_interval_vllm_would_refuse_is_refused_naming_flag_value_and_range() {
+        for given in ["1e308", "1e-300", "0.05", "86401"] {
+            let err = settings(&["--log", "x", "--vllm-stats-interval", given])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!(
+                    "--vllm-stats-interval: {given} seconds is outside"
+                )) && err.contains("(0.1 to 86400 seconds)")
+                    && err.contains("fix:"),
+                "{err}"
+            );
+        }
+        for accepted in ["0.1", "10", "86400"] {
+            let s = settings(&["--log", "x", "--vllm-stats-interval", accepted]).unwrap();
+            assert_eq!(
+                s.vllm_stats_interval,
+                StatsInterval::Fixed(accepted.parse().unwrap())
+            );
+        }
+    }
+
+    #[test]
+    fn a_stats_interval_vllm_would_refuse_in_the_config_file_names_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        let config = path.to_str().unwrap();
+        for (value, shown) in [
+            ("1e308", "1e308"),
+            ("1e-300", "1e-300"),
+            ("\"1e308\"", "1e308"),
+        ] {
+            let text = format!("vllm_stats_interval = {value}\n[[log]]\npath = \"/a.log\"\n");
+            std::fs::write(&path, text).unwrap();
+            let err = settings(&["--config", config]).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "llmtail.toml, vllm_stats_interval: {shown} seconds is outside the stats intervals vLLM accepts (0.1 to 86400 seconds)"
+                )),
+                "{err}"
+            );
+        }
     }
 }

@@ -68,7 +68,13 @@ fn replay(args: &ReplayArgs) -> ExitCode {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 llmtail::backfill::replay(&settings, window, Clock::system(), &mut out, progress)
             }
-            Some(path) => replay_to_file(&settings, window, path, progress),
+            Some(path) => llmtail::backfill::out::replay_to_file(
+                &settings,
+                window,
+                Clock::system(),
+                path,
+                progress,
+            ),
         });
     match result {
         Ok(summary) => {
@@ -80,47 +86,4 @@ fn replay(args: &ReplayArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
-}
-
-/// Replays into `path` through a file beside it, renamed over `path` once complete: an
-/// interrupted or failed replay leaves no half history (promtool would refuse it, or worse,
-/// an older complete one would be lost). A `path` that is there and is not a regular file (a
-/// device such as `/dev/null`, a FIFO, a symlink) is written as it is: renamed over, it would
-/// be replaced by a file.
-fn replay_to_file(
-    settings: &Settings,
-    window: llmtail::backfill::args::Window,
-    path: &str,
-    progress: bool,
-) -> anyhow::Result<llmtail::backfill::Summary> {
-    let cannot = |e: std::io::Error| {
-        anyhow::anyhow!(
-            "cannot write --out {path}: {e}\n  fix: check the directory exists and may be written"
-        )
-    };
-    let special = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file());
-    if special {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(cannot)?;
-        let mut out = std::io::BufWriter::new(file);
-        return llmtail::backfill::replay(settings, window, Clock::system(), &mut out, progress);
-    }
-    let partial = format!("{path}.partial");
-    let file = std::fs::File::create(&partial).map_err(cannot)?;
-    let mut out = std::io::BufWriter::new(file);
-    let replayed = llmtail::backfill::replay(settings, window, Clock::system(), &mut out, progress)
-        .and_then(|summary| {
-            let file = out.into_inner().map_err(|e| cannot(e.into_error()))?;
-            file.sync_all().map_err(cannot)?;
-            std::fs::rename(&partial, path).map_err(cannot)?;
-            Ok(summary)
-        });
-    if replayed.is_err() {
-        let _ = std::fs::remove_file(&partial);
-    }
-    replayed
 }

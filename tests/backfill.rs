@@ -128,8 +128,13 @@ fn an_incidents_history_in_prometheus_says_at_each_lines_time_what_the_line_said
         history_arg,
     ]);
     assert!(replayed.status.success(), "{}", stderr(&replayed));
-    assert!(
-        !dir.path().join("history.om.partial").exists(),
+    let beside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        beside,
+        ["history.om"],
         "the history is written beside --out, then renamed over it"
     );
     assert!(
@@ -284,6 +289,79 @@ fn out_onto_a_symlink_or_a_fifo_writes_through_it_and_leaves_it_in_place() {
     let text = read.recv_timeout(std::time::Duration::from_secs(60));
     let text = text.expect("the FIFO's reader got the text").unwrap();
     assert_eq!(text, expected);
+}
+
+/// `--out` naming the log being read (the same path, a symlink to it, a hard link, a glob's
+/// match) replaced the log with its history, or truncated it before it was read and wrote
+/// an empty history with exit 0. It is refused before anything is opened for writing.
+#[test]
+fn out_onto_a_log_it_reads_is_refused_and_the_log_left_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    let text = std::fs::read("fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log").unwrap();
+    std::fs::write(&log, &text).unwrap();
+    let link = dir.path().join("link.om");
+    std::os::unix::fs::symlink(&log, &link).unwrap();
+    let hard = dir.path().join("hard.om");
+    std::fs::hard_link(&log, &hard).unwrap();
+    let glob = dir.path().join("*.log");
+    let (log, glob) = (log.to_str().unwrap(), glob.to_str().unwrap());
+
+    for (input, out) in [
+        (log, log),
+        (log, link.to_str().unwrap()),
+        (log, hard.to_str().unwrap()),
+        (glob, log),
+    ] {
+        let replayed = llmtail(&["replay", "--log", input, "--out", out]);
+        let message = stderr(&replayed);
+        assert_eq!(
+            replayed.status.code(),
+            Some(2),
+            "--log {input} --out {out}: {message}"
+        );
+        assert!(
+            message.contains(&format!("--out {out} is the file --log {input}"))
+                && message.contains("fix: write the history to a path of its own"),
+            "{message}"
+        );
+        assert_eq!(
+            std::fs::read(log).unwrap(),
+            text,
+            "--out {out} changed the log"
+        );
+    }
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+}
+
+/// `--out FILE` wrote through a symlink planted at the fixed `FILE.partial`, overwriting the
+/// file it pointed to. The temporary file has a name nobody can plant in advance, and is
+/// gone once the history is in place.
+#[test]
+fn a_symlink_planted_at_out_dot_partial_is_never_written_through() {
+    let log = "fixtures/replay/vllm-0.14.1-dp2-one-engine-overdue.log";
+    let expected = replay_text(&["--log", log, "--log-timezone", "UTC"]);
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let out = dir.path().join("history.om");
+    std::os::unix::fs::symlink(&victim, dir.path().join("history.om.partial")).unwrap();
+
+    let args = ["replay", "--log", log, "--log-timezone", "UTC", "--out"];
+    let replayed = llmtail(&[&args[..], &[out.to_str().unwrap()]].concat());
+    assert!(replayed.status.success(), "{}", stderr(&replayed));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["history.om", "history.om.partial", "victim"],
+        "no temporary file is left behind"
+    );
 }
 
 /// Pod logs replayed from a copy of `/var/log/pods` keep the labels the agent gives them.

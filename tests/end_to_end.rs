@@ -308,6 +308,10 @@ fn bad_flags_and_config_stop_start_up_with_exit_code_2_and_a_fix() {
         ),
         (vec!["--log", "/var/log/[oops"], "bad glob"),
         (
+            vec!["--log", "x.log", "--vllm-stats-interval", "1e308"],
+            "--vllm-stats-interval: 1e308 seconds is outside the stats intervals vLLM accepts (0.1 to 86400 seconds)",
+        ),
+        (
             vec!["--config", config.to_str().unwrap()],
             "llmtail.toml, line 2",
         ),
@@ -578,6 +582,50 @@ fn one_shot_over(text: &str) -> String {
         "UTC",
     ];
     crate::replay::one_shot(&argv.map(String::from))
+}
+
+/// `--one-shot` dropped a finished log's last line when it had no newline: a log cut at its
+/// last stats line said one line fewer than it holds.
+#[test]
+fn one_shot_and_replay_read_a_last_line_without_a_newline() {
+    let record = |at: &str, running: u32| {
+        format!("(APIServer pid=1) INFO 07-28 06:41:{at} [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 10.0 tokens/s, Running: {running} reqs, Waiting: 0 reqs, GPU KV cache usage: 0.3%, Prefix cache hit rate: 0.0%")
+    };
+    let text = format!("{}\n{}", record("19", 1), record("29", 4));
+    let metrics = one_shot_over(&text);
+    assert_eq!(
+        expect_sample(&metrics, "llmtail_lines_read_total", &[]),
+        2.0
+    );
+    assert_eq!(
+        expect_sample(&metrics, "vllm:num_requests_running", &[("engine", "0")]),
+        4.0,
+        "the last line's value"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("engine.log");
+    std::fs::write(&log, &text).unwrap();
+    let replayed = llmtail()
+        .args([
+            "replay",
+            "--log",
+            log.to_str().unwrap(),
+            "--log-timezone",
+            "UTC",
+        ])
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&replayed.stderr);
+    assert!(replayed.status.success(), "{summary}");
+    assert!(summary.contains(": 2 lines"), "{summary}");
+    let history = String::from_utf8_lossy(&replayed.stdout);
+    let running: Vec<&str> = history
+        .lines()
+        .filter(|l| l.starts_with("vllm:num_requests_running{"))
+        .collect();
+    assert_eq!(running.len(), 2, "{history}");
+    assert!(running[1].contains("} 4.0 "), "{running:?}");
 }
 
 /// Issue 9, finding 9: two vLLM stats records on one line (two writers interleaving, a lost

@@ -237,3 +237,31 @@ fn sighup_reloads_the_config_file() {
     let _ = agent.kill();
     let _ = agent.wait();
 }
+
+#[test]
+fn a_reload_with_a_stats_interval_vllm_would_refuse_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&stats_line(1)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&log, "0")]);
+    let agent = RunningAgent::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--web.enable-lifecycle",
+    ]);
+    agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
+
+    let running = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("vllm_stats_interval = 1e308\n{running}")).unwrap();
+    let refused = agent.post("/-/reload").unwrap();
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains("vllm_stats_interval: 1e308 seconds is outside the stats intervals vLLM accepts (0.1 to 86400 seconds)")
+            && refused.body.contains("the running configuration stays"),
+        "{}",
+        refused.body
+    );
+}

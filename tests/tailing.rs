@@ -390,6 +390,35 @@ fn a_line_over_64_kib_is_skipped_and_counted() {
     assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
 }
 
+/// copytruncate under a writer without `O_APPEND`: the file is cut to nothing, and the
+/// writer's next line lands at its old offset, after a hole read as NULs. A hole over
+/// `--max-line-bytes` was taken for a too-long line, and the line after it lost with it.
+#[test]
+fn a_copytruncate_hole_of_nuls_over_64_kib_is_skipped_and_the_line_after_it_kept() {
+    use std::os::unix::fs::FileExt;
+    let mut log = TempLog::new("app.log");
+    let old_lines = numbered("old", 0..10_000);
+    log.append_lines(&old_lines);
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait_lines(old_lines.len()));
+    let old_len = std::fs::metadata(&log.path).unwrap().len();
+    assert!(old_len > 64 * 1024, "the hole must be over the limit");
+
+    log.truncate();
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log.path)
+        .unwrap();
+    writer.write_all_at(b"after the hole\n", old_len).unwrap();
+    assert!(
+        tail.wait(|r| r.texts().last().map(String::as_str) == Some("after the hole")),
+        "the line after the hole never came"
+    );
+
+    let record = tail.stop();
+    assert_eq!(record.skipped(SkipReason::TooLong), 0);
+}
+
 /// Set in the child process that runs [`skipping_a_32_mib_line_measured_alone`].
 const MEMORY_PROBE_ENV: &str = "LLMTAIL_TEST_MEMORY_PROBE";
 
@@ -534,15 +563,17 @@ fn invalid_utf8_passes_as_bytes() {
     assert_nothing_lost(&record);
 }
 
+/// NULs inside a line are its bytes; NULs before a line are a hole in the file (see
+/// `a_copytruncate_hole_of_nuls_over_64_kib_is_skipped_and_the_line_after_it_kept`).
 #[test]
-fn nul_bytes_pass_as_bytes() {
+fn nul_bytes_inside_a_line_pass_as_bytes_and_those_before_it_are_skipped() {
     let mut log = TempLog::new("app.log");
-    log.append(b"\0\0\0\na\0b\n\0\nafter\n");
+    log.append(b"\0\0\0\na\0b\0\n\0\n\0\0after\n");
     let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
     assert!(tail.wait_lines(4));
 
     let record = tail.stop();
-    let expected: Vec<Vec<u8>> = [&b"\0\0\0"[..], b"a\0b", b"\0", b"after"]
+    let expected: Vec<Vec<u8>> = [&b""[..], b"a\0b\0", b"", b"after"]
         .iter()
         .map(|l| l.to_vec())
         .collect();
@@ -653,15 +684,13 @@ fn one_shot_reads_everything_once_and_returns() {
     .with_stdin(Cursor::new(b"s 0\ns 1\n".to_vec()));
 
     let record = read_once(reader);
-    assert_eq!(record.lines.len(), 7);
-    assert_eq!(record.texts_of(&label(&a.path)), numbered("a", 0..3));
+    assert_eq!(record.lines.len(), 8);
+    let mut a_lines = numbered("a", 0..3);
+    a_lines.push("unterminated".into());
+    assert_eq!(record.texts_of(&label(&a.path)), a_lines);
     assert_eq!(record.texts_of(&label(&b)), numbered("b", 0..2));
     assert_eq!(record.texts_of("-"), numbered("s", 0..2));
-    assert_eq!(
-        record.skipped(SkipReason::TruncatedPartial),
-        1,
-        "the unterminated last line of a.log"
-    );
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
     assert_eq!(record.caught_up, 1);
     assert_eq!(record.count(&Seen::Closed), 3, "a, b and stdin");
     assert_eq!(record.out_of_order, 0);
@@ -701,6 +730,35 @@ fn the_last_line_of_stdin_without_a_newline_is_a_line() {
         .expect("reader")
         .with_stdin(Cursor::new(b"y 0\ny 1".to_vec()));
     assert_eq!(read_once(one_shot).texts_of("-"), numbered("y", 0..2));
+}
+
+/// `--one-shot` and `replay` dropped the last line of a finished log written without a final
+/// newline. Read to its end once, a file's last line is whole; followed, it may still be
+/// being written, so it waits for its newline.
+#[test]
+fn the_last_line_of_a_file_without_a_newline_is_a_line_in_one_shot_but_awaited_when_following() {
+    let mut log = TempLog::new("vllm.log");
+    log.append(b"x 0\nx 1");
+    let one_shot = Reader::new(vec![path_spec(&log.path)], event_driven()).expect("reader");
+    let record = read_once(one_shot);
+    assert_eq!(record.texts_of(&label(&log.path)), numbered("x", 0..2));
+    assert_eq!(record.skipped(SkipReason::TruncatedPartial), 0);
+    assert_eq!(record.last_offset(&label(&log.path)), Some(7));
+
+    let tail = Tail::start(vec![path_spec(&log.path)], event_driven());
+    assert!(tail.wait(|r| r.caught_up == 1), "never caught up");
+    assert_eq!(
+        tail.record().texts_of(&label(&log.path)),
+        numbered("x", 0..1)
+    );
+    log.append(b" and more\n");
+    assert!(tail.wait_lines(2), "the rest of the line never came");
+    let record = tail.stop();
+    assert_eq!(
+        record.texts_of(&label(&log.path)),
+        ["x 0", "x 1 and more"],
+        "the line being written was taken whole once its newline came"
+    );
 }
 
 /// Found by the second break-it run: with a wildcard in a directory part

@@ -51,8 +51,9 @@ pub struct ReplayArgs {
     #[arg(long = "log", value_name = "PATH")]
     pub logs: Vec<String>,
 
-    /// Where to write the OpenMetrics text (as FILE.partial, renamed to FILE once complete;
-    /// a device, FIFO or symlink is written as it is); '-' or none for standard output.
+    /// Where to write the OpenMetrics text (to a temporary file beside FILE, renamed to FILE
+    /// once complete; a device, FIFO or symlink is written as it is); '-' or none for standard
+    /// output. Never one of the logs read.
     #[arg(long = "out", value_name = "FILE")]
     pub out: Option<String>,
 
@@ -149,6 +150,9 @@ impl ReplayArgs {
             return Err(ConfigError(
                 "llmtail replay needs a log to read\n  fix: --log /var/log/vllm.log, or [[log]] entries in the config file".into(),
             ));
+        }
+        if let Some(out) = self.out.as_deref().filter(|out| *out != "-") {
+            super::out::check_out_is_no_log(out, &settings.logs)?;
         }
         Ok(settings)
     }

@@ -18,6 +18,7 @@
 
 pub mod args;
 pub mod history;
+pub mod out;
 pub mod progress;
 
 use std::io::Write;

@@ -270,6 +270,27 @@ impl FollowedFile {
         }
     }
 
+    /// The file was read to its end once and for all (a one-shot read): its unterminated last
+    /// line is a whole line, as the last line of ended standard input is. A followed file's
+    /// is not: its writer may be in the middle of it.
+    pub fn end_last_line(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(log) = self.current.as_mut() else {
+            return;
+        };
+        if log.splitter.pending_len() == 0 {
+            return;
+        }
+        let id = self.id;
+        let sink = &mut *ctx.sink;
+        // The tail is within the limit (a longer one is already being skipped), so the
+        // newline ends it rather than skipping it. The offset does not move: no byte was read.
+        log.splitter.feed(b"\n", |lines| sink.lines(id, lines));
+        let complete = log.complete_offset();
+        ctx.known
+            .read(&self.label, log.file_id(), complete, ctx.now);
+        ctx.sink.event(id, TailEvent::Offset(complete));
+    }
+
     /// Closes everything (the reader stops or the one-shot read is done).
     pub fn close(&mut self, ctx: &mut Ctx<'_>) {
         for rotated in std::mem::take(&mut self.rotated) {

@@ -275,7 +275,8 @@ impl Reader {
         drop(wake_tx);
     }
 
-    /// One-shot: reads every existing file (and stdin) to its current end, then returns.
+    /// One-shot: reads every existing file (and stdin) to its current end, then returns. A
+    /// last line without a newline counts: the log is taken as finished.
     pub fn read_to_end(self, sink: &mut dyn Sink) {
         let Reader {
             specs,
@@ -291,6 +292,7 @@ impl Reader {
             while engine.files[i].more {
                 engine.check_file(i, false);
             }
+            engine.with_files(|ctx, files| files[i].end_last_line(ctx));
         }
         engine.start_stdin(stdin, None);
         engine.close_all();

@@ -6,6 +6,10 @@
 //! a trailing `\r` is kept. A line longer than `max_line_bytes` is skipped up to its `\n`
 //! without being held: once the tail grows past the limit it is dropped and the splitter
 //! discards bytes until the next `\n`, so one file never holds more than `max_line_bytes`.
+//!
+//! NUL bytes at the start of a line are not part of it: a file truncated under a writer that
+//! keeps its offset (copytruncate without `O_APPEND`) gets a hole there, read as a run of
+//! NULs as long as the old file. Kept, that run made the next line too long to read.
 
 use memchr::{memchr, memrchr};
 
@@ -105,6 +109,11 @@ impl LineSplitter {
     /// Keeps `bytes` (which hold no `\n`) as the start of the next line, or starts skipping
     /// it if the line is already too long. Returns 1 if a too-long line starts being skipped.
     fn absorb_tail(&mut self, bytes: &[u8]) -> usize {
+        let bytes = if self.partial.is_empty() {
+            without_leading_nuls(bytes)
+        } else {
+            bytes
+        };
         if self.discarding || bytes.is_empty() {
             return 0;
         }
@@ -122,6 +131,14 @@ impl LineSplitter {
         if self.partial.capacity() > KEEP_CAPACITY {
             self.partial = Vec::new();
         }
+    }
+}
+
+/// `line` from its first byte that is not NUL (see the module's comment).
+fn without_leading_nuls(line: &[u8]) -> &[u8] {
+    match line.first() {
+        Some(0) => &line[line.iter().position(|&b| b != 0).unwrap_or(line.len())..],
+        _ => line,
     }
 }
 
@@ -147,7 +164,7 @@ impl<'a> Iterator for Lines<'a> {
         }
         while !self.body.is_empty() {
             let end = memchr(b'\n', self.body).unwrap_or(self.body.len());
-            let line = &self.body[..end];
+            let line = without_leading_nuls(&self.body[..end]);
             self.body = self.body.get(end + 1..).unwrap_or_default();
             if line.len() > self.max_line_bytes {
                 self.too_long += 1;
@@ -177,7 +194,7 @@ impl<'a> Lines<'a> {
                 .next_match
                 .get_or_insert_with(|| find(self.body).unwrap_or(usize::MAX));
             let end = memchr(b'\n', self.body).unwrap_or(self.body.len());
-            let line = &self.body[..end];
+            let line = without_leading_nuls(&self.body[..end]);
             self.body = self.body.get(end + 1..).unwrap_or_default();
             // `<=`: a match cannot start at the `\n` itself, but a finder that answers `Some(0)`
             // for everything ("every line") must flag an empty line rather than underflow.
@@ -276,8 +293,28 @@ mod tests {
 
     #[test]
     fn carriage_return_nul_and_invalid_utf8_pass_untouched() {
-        let (lines, _, _) = split(100, &[b"crlf\r\n\0nul\0\n\xff\xfe bad\n"]);
-        assert_eq!(lines, owned(&[b"crlf\r", b"\0nul\0", b"\xff\xfe bad"]));
+        let (lines, _, _) = split(100, &[b"crlf\r\nnul\0in\0\n\xff\xfe bad\n"]);
+        assert_eq!(lines, owned(&[b"crlf\r", b"nul\0in\0", b"\xff\xfe bad"]));
+    }
+
+    /// A log truncated under a writer that keeps its offset (copytruncate) starts again with a
+    /// run of NULs as long as the old file: over `max_line_bytes`, it cost the line after it.
+    #[test]
+    fn a_nul_run_longer_than_the_limit_before_a_line_is_skipped_and_the_line_kept() {
+        let nuls = vec![0u8; 100 * 1024];
+        let mut text = b"before\n".to_vec();
+        text.extend_from_slice(&nuls);
+        text.extend_from_slice(b"after\n");
+        let (lines, too_long, _) = split(64 * 1024, &[&text]);
+        assert_eq!(lines, owned(&[b"before", b"after"]));
+        assert_eq!(too_long, 0);
+
+        // The run in pieces, as reads return it, and its line's start in another.
+        let pieces: Vec<&[u8]> = vec![b"before\n\0\0", &nuls, &nuls, b"\0af", b"ter\n\0\0\0\n"];
+        let (lines, too_long, rest) = split(64 * 1024, &pieces);
+        assert_eq!(lines, owned(&[b"before", b"after", b""]));
+        assert_eq!(too_long, 0);
+        assert_eq!(rest.pending_len(), 0);
     }
 
     #[test]
