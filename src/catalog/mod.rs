@@ -366,7 +366,7 @@ pub mod agent {
     pub const REMOTE_WRITE_QUEUE_SAMPLES: Metric = Metric {
         name: "llmtail_remote_write_queue_samples",
         kind: Kind::Gauge,
-        help: "Samples waiting to be sent, the request in flight included (at most 100000 queued).",
+        help: "Samples waiting to be sent, the request in flight included (a queue holds 100000 samples, or four rounds when a round is bigger, up to 2000000).",
         labels: "`url`",
         source: "each remote-write receiver",
     };

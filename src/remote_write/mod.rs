@@ -180,15 +180,26 @@ async fn collect_round(sources: &Sources, mut staleness: Staleness) -> Staleness
         tracing::error!("remote write: collecting a round panicked; the next round tries again");
         return Staleness::default();
     };
-    for queue in sources.queues.iter() {
-        for batch in &batches {
+    let round_samples = batches.iter().map(|b| b.samples).sum();
+    queue_round(&sources.queues, &batches, round_samples).await;
+    staleness
+}
+
+/// Queues a round's batches on every receiver's queue, sized for it first. Yields after each
+/// batch, so that a sender takes the first requests while the rest are queued.
+async fn queue_round(queues: &[Arc<Queue>], batches: &[Batch], round_samples: usize) {
+    for queue in queues {
+        queue.fit_round(round_samples);
+    }
+    for batch in batches {
+        for queue in queues {
             let dropped = queue.push(batch.clone());
             if dropped > 0 {
                 queue.note_full(dropped);
             }
         }
+        tokio::task::yield_now().await;
     }
-    staleness
 }
 
 /// One round's requests: the exposition as a scrape would see it now, stamped with the wall
@@ -460,6 +471,24 @@ mod tests {
             requests <= queue::MAX_REQUESTS_PER_SECOND + 1,
             "{requests} requests in a second"
         );
+    }
+
+    /// 5,000 logs made rounds of about 107k samples, over the 100k queue: 72,000 samples were
+    /// dropped in 20 s with a healthy receiver. The queue is sized from the round.
+    #[tokio::test(start_paused = true)]
+    async fn a_round_bigger_than_the_default_queue_is_queued_whole() {
+        let queue = Arc::new(Queue::new(
+            "http://r/api/v1/write",
+            queue::MAX_QUEUED_SAMPLES,
+        ));
+        let round: Vec<Batch> = (0..54).map(|n| batch(n as u8, 2000)).collect();
+        let samples = round.iter().map(|b| b.samples).sum();
+        for _ in 0..3 {
+            queue_round(std::slice::from_ref(&queue), &round, samples).await;
+        }
+        assert_eq!(Counters::get(&queue.counters.dropped), 0);
+        assert_eq!(Counters::get(&queue.counters.queued), 3 * 108_000);
+        assert_eq!(queue.max_samples(), 4 * 108_000);
     }
 
     #[tokio::test(start_paused = true)]

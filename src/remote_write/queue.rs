@@ -13,9 +13,19 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 
-/// The most samples a queue holds: an hour of a host exporting about 400 series (8 vLLM
-/// engines) at the 15 s default, about as old as Prometheus still accepts (its head block).
+/// The most samples a queue holds at first: an hour of a host exporting about 400 series (8
+/// vLLM engines) at the 15 s default, about as old as Prometheus still accepts (its head block).
 pub const MAX_QUEUED_SAMPLES: usize = 100_000;
+
+/// Rounds a queue holds at least, however many series a round has: a round bigger than the
+/// queue would otherwise drop part of itself with a healthy receiver, before the sender could
+/// take its first request.
+pub const ROUNDS_QUEUED: usize = 4;
+
+/// The most samples a queue grows to (about 60 MB of compressed requests, at the 24 to 33
+/// bytes a sample measured): past it, a round is
+/// cut as before and what does not fit is counted as dropped.
+pub const MAX_QUEUED_SAMPLES_CEILING: usize = 2_000_000;
 
 /// One request body, compressed, and how many samples it carries.
 #[derive(Debug, Clone)]
@@ -62,7 +72,8 @@ impl Counters {
 #[derive(Debug)]
 pub struct Queue {
     batches: Mutex<VecDeque<Batch>>,
-    max_samples: usize,
+    /// Grows with the rounds ([`Queue::fit_round`]), never shrinks.
+    max_samples: std::sync::atomic::AtomicUsize,
     /// Wakes the sender when a batch arrives.
     arrived: tokio::sync::Notify,
     /// Whether the queue has been full since the last batch was sent (for the log).
@@ -74,7 +85,7 @@ impl Queue {
     pub fn new(url: &str, max_samples: usize) -> Queue {
         Queue {
             batches: Mutex::default(),
-            max_samples,
+            max_samples: std::sync::atomic::AtomicUsize::new(max_samples),
             arrived: tokio::sync::Notify::new(),
             full: std::sync::atomic::AtomicBool::new(false),
             counters: Counters::new(url),
@@ -84,10 +95,11 @@ impl Queue {
     /// Queues `batch`, dropping the oldest batches (then `batch` itself, if it alone is too
     /// big) to stay within the bound. Returns the samples dropped.
     pub fn push(&self, batch: Batch) -> usize {
+        let max_samples = self.max_samples();
         let mut batches = self.batches.lock().unwrap_or_else(PoisonError::into_inner);
         let mut held: usize = batches.iter().map(|b| b.samples).sum();
         let mut dropped = 0;
-        while held + batch.samples > self.max_samples {
+        while held + batch.samples > max_samples {
             let Some(oldest) = batches.pop_front() else {
                 break;
             };
@@ -95,7 +107,7 @@ impl Queue {
             dropped += oldest.samples;
         }
         let added = batch.samples;
-        if held + batch.samples > self.max_samples {
+        if held + batch.samples > max_samples {
             dropped += batch.samples;
         } else {
             batches.push_back(batch);
@@ -108,6 +120,29 @@ impl Queue {
             .fetch_sub(dropped as u64, Ordering::Relaxed);
         self.arrived.notify_one();
         dropped
+    }
+
+    /// The most samples the queue holds now.
+    pub fn max_samples(&self) -> usize {
+        self.max_samples.load(Ordering::Relaxed)
+    }
+
+    /// Grows the queue to hold [`ROUNDS_QUEUED`] rounds of `round_samples` (up to
+    /// [`MAX_QUEUED_SAMPLES_CEILING`]), and says so: the series count sets what a queue must
+    /// hold, not a constant.
+    pub fn fit_round(&self, round_samples: usize) {
+        let wanted = round_samples
+            .saturating_mul(ROUNDS_QUEUED)
+            .min(MAX_QUEUED_SAMPLES_CEILING);
+        let before = self.max_samples.fetch_max(wanted, Ordering::Relaxed);
+        if wanted > before {
+            tracing::info!(
+                url = %self.counters.url,
+                round_samples,
+                max_samples = wanted,
+                "remote write queue sized to {ROUNDS_QUEUED} rounds of this many series"
+            );
+        }
     }
 
     /// Takes the oldest batch, to send it: it stays counted as queued until [`Queue::settle`].
@@ -161,7 +196,7 @@ impl Queue {
             tracing::warn!(
                 url = %self.counters.url,
                 dropped,
-                max_samples = self.max_samples,
+                max_samples = self.max_samples(),
                 "remote write queue full: dropping the oldest samples (counted in llmtail_remote_write_samples_dropped_total)"
             );
         }
