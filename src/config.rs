@@ -10,6 +10,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Deserialize;
 
+use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
@@ -176,10 +177,11 @@ const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for exam
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
 
 fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_regular_text(path, SMALL_FILE_LIMIT).map_err(|e| {
         ConfigError(format!(
-            "cannot read config file {}: {e}\n  fix: pass an existing, readable file to --config",
-            path.display()
+            "cannot read config file {}: {e}\n  fix: {}",
+            path.display(),
+            e.fix("pass an existing, readable file to --config")
         ))
     })?;
     toml::from_str(&text).map_err(|e| {

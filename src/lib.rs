@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backfill;
+pub mod bounded_read;
 pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
