@@ -24,4 +24,5 @@ pub mod run;
 pub mod service;
 pub mod source;
 pub mod state;
+pub mod state_file_lock;
 pub mod timezone;

@@ -8,6 +8,7 @@ use llmtail::backfill::args::ReplayArgs;
 use llmtail::cli::{Cli, Command};
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;
+use llmtail::state_file_lock::StateFileLockError;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -41,6 +42,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Another agent's state file is a start-up error, as a bad flag is: the fix is in the
+        // command line, and a supervisor that restarts on failure should not try again.
+        Err(e) if e.is::<StateFileLockError>() => {
+            eprintln!("llmtail: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("llmtail: {e:#}");
             ExitCode::from(1)
