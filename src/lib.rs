@@ -18,6 +18,7 @@ pub mod envelope;
 pub mod exposition;
 pub mod path_labels;
 pub mod pipeline;
+pub mod printable;
 pub mod reload;
 pub mod remote_write;
 pub mod run;
