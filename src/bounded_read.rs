@@ -42,6 +42,7 @@ impl ReadError {
         }
     }
 
+    /// The I/O error's kind, for a caller to whom a missing file is no error (the state file).
     pub fn kind(&self) -> Option<std::io::ErrorKind> {
         match self {
             ReadError::Io(e) => Some(e.kind()),
