@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounded_read::{read_regular_text, ReadError};
 use crate::source::{FileId, KnownFile, Resume};
 use crate::state::float;
 use crate::state::{GrammarCount, LogIo, LogState};
@@ -24,6 +25,11 @@ use crate::state::{GrammarCount, LogIo, LogState};
 /// [`Saved`] variant and the old ones stay readable (`fixtures/state/v1.json` proves version 1
 /// still is); a file of a version this build does not know is ignored.
 pub const VERSION: u32 = 1;
+
+/// The most read of a state file. It grows with the logs and files followed (a few KB per log,
+/// a hundred bytes per file), so it may pass the 1 MiB of a config file; past this it is no
+/// state file this agent wrote, and reading it whole could take the memory.
+const STATE_FILE_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// Every form of the state file this build reads, by its `version` field (Vector's
 /// checkpointer keeps its `State::V1` the same way). A renamed or retyped field is a new
@@ -141,11 +147,8 @@ pub struct Checkpoint {
 /// Why a state file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
-    #[error("cannot read state file {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error("cannot read state file {}: {source}; starting without it\n  fix: {}", path.display(), source.fix("give --state-file a path llmtail's user may read and write"))]
+    Read { path: PathBuf, source: ReadError },
     #[error("state file {} is not a llmtail state file ({source}); starting without it", path.display())]
     Corrupt {
         path: PathBuf,
@@ -289,9 +292,9 @@ fn known_grammar(name: &str) -> Option<&'static str> {
 impl Checkpoint {
     /// Reads a state file; `Ok(None)` when there is none yet.
     pub fn load(path: &Path) -> Result<Option<Checkpoint>, CheckpointError> {
-        let text = match read_regular(path) {
+        let text = match read_regular_text(path, STATE_FILE_LIMIT) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == Some(std::io::ErrorKind::NotFound) => return Ok(None),
             Err(source) => {
                 return Err(CheckpointError::Read {
                     path: path.to_path_buf(),
@@ -407,26 +410,6 @@ impl Checkpoint {
     pub fn log(&self, label: &str) -> Option<&SavedLog> {
         self.logs.iter().find(|l| l.label == label)
     }
-}
-
-/// The text of the regular file at `path`. A FIFO put there would block the start-up in
-/// `open` until a writer came (and `/metrics` with it); anything but a regular file is an error.
-fn read_regular(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    Ok(text)
 }
 
 /// Creates `.NAME.RANDOM.tmp` in `dir` for writing, a name nobody else can have chosen: with

@@ -34,8 +34,8 @@ Endpoints: /metrics (or --web.telemetry-path), / (what is followed, and how it s
 --web.enable-lifecycle, POST /-/reload and POST /-/quit.
 
 Exit codes: 0 stopped by SIGTERM or SIGINT (or /-/quit), or --one-shot done; 1 a run-time error
-(the port is taken, a --one-shot input cannot be read); 2 a bad flag or config file (the message
-names it and the fix).
+(the port is taken, a --one-shot input cannot be read); 2 a bad flag or config file, or a
+--state-file another agent uses (the message names it and the fix).
 
 Reload: SIGHUP (systemctl reload llmtail) reads the --config file again: logs added are
 followed, logs removed are dropped, labels and settings change, the logs that stay keep their
@@ -166,7 +166,8 @@ pub struct Cli {
     pub log_expiry: Option<String>,
 
     /// Keep read positions and counters in this file (written atomically), so that a restart
-    /// neither re-counts nor resets counters even after the log was rotated. Optional.
+    /// neither re-counts nor resets counters even after the log was rotated. One agent per
+    /// file: PATH.lock beside it is locked while the agent runs. Optional.
     #[arg(long = "state-file", value_name = "PATH")]
     pub state_file: Option<PathBuf>,
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use serde::Deserialize;
 
+use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
@@ -176,10 +177,11 @@ const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for exam
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
 
 fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_regular_text(path, SMALL_FILE_LIMIT).map_err(|e| {
         ConfigError(format!(
-            "cannot read config file {}: {e}\n  fix: pass an existing, readable file to --config",
-            path.display()
+            "cannot read config file {}: {e}\n  fix: {}",
+            path.display(),
+            e.fix("pass an existing, readable file to --config")
         ))
     })?;
     toml::from_str(&text).map_err(|e| {
@@ -214,10 +216,22 @@ fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
     }
     if reserved_labels().contains(&name) {
         return Err(ConfigError(format!(
-            "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name"
+            "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name, e.g. {:?}",
+            unreserved_alternative(name)
         )));
     }
     Ok(())
+}
+
+/// A name like `name` that llmtail does not set, to suggest in place of a reserved one: the
+/// obvious suffixes can be reserved too (`model` -> `model_name`, which engines set).
+fn unreserved_alternative(name: &str) -> String {
+    let reserved = reserved_labels();
+    ["served", "path", "user"]
+        .iter()
+        .map(|prefix| format!("{prefix}_{name}"))
+        .find(|candidate| !reserved.contains(&candidate.as_str()))
+        .unwrap_or_else(|| format!("my_{name}"))
 }
 
 /// The stats intervals vLLM itself accepts (`VLLM_LOG_STATS_INTERVAL`), in seconds. Outside
@@ -589,7 +603,8 @@ fn checked_path_labels(
     own_labels: &[(String, String)],
     constant_labels: &[(String, String)],
 ) -> Result<PathLabels, ConfigError> {
-    let example = "e.g. '/srv/(?P<team>[^/]+)/(?P<model>[^/]+)/[^/]+\\.log$', or 'kubernetes'";
+    // Captures llmtail does not set itself: `model` would be refused (engines set it).
+    let example = "e.g. '/srv/(?P<team>[^/]+)/(?P<deployment>[^/]+)/[^/]+\\.log$', or 'kubernetes'";
     let path_labels = PathLabels::new(given).map_err(|e| match e {
         PathLabelsError::Syntax(why) => ConfigError(format!(
             "{origin}: {given:?} is not a regex:\n{why}\n  fix: a regex (Rust regex syntax) with named captures, {example}"
@@ -904,6 +919,79 @@ mod tests {
         let mut all = vec!["--config", path.to_str().unwrap()];
         all.extend_from_slice(args);
         settings(&all)
+    }
+
+    /// The README's "Config file" example, as a config file llmtail can load here: without
+    /// the parts that read other files (the web config, a remote write password), which a
+    /// test machine does not have.
+    fn readme_config_example() -> String {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let start = "```toml\n# llmtail --config";
+        let block = &readme[readme.find(start).expect("the README's config example") + 8..];
+        let block = &block[..block.find("```").unwrap()];
+        let mut example: toml::Table = toml::from_str(block).expect("the example is TOML");
+        example.remove("remote_write");
+        if let Some(toml::Value::Table(web)) = example.get_mut("web") {
+            web.remove("config_file");
+        }
+        toml::to_string(&example).unwrap()
+    }
+
+    /// The README's own `path_labels` example captured `model`, a label engines set, and was
+    /// refused at start-up.
+    #[test]
+    fn the_readmes_path_labels_example_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = readme_config_example();
+        assert!(example.contains("path_labels = \"^/srv/"), "{example}");
+        let settings = settings_with_config(&dir, &example, &[])
+            .unwrap_or_else(|e| panic!("the README's config example is refused:\n{e}\n{example}"));
+        let entry = settings
+            .logs
+            .iter()
+            .find(|l| l.given == "/srv/*/models/*/engine.log")
+            .unwrap();
+        let labels = entry.path_labels.as_ref().unwrap();
+        assert_eq!(
+            labels.labels("/srv/infra/models/qwen3-8b/engine.log"),
+            Some(vec![
+                ("team".to_string(), "infra".to_string()),
+                ("deployment".to_string(), "qwen3-8b".to_string()),
+            ])
+        );
+    }
+
+    /// The hint for a capture named `model` suggested a regex capturing `model` again.
+    #[test]
+    fn the_hint_for_a_reserved_capture_suggests_a_name_that_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |capture: &str| {
+            format!("[[log]]\npath = \"/srv/a.log\"\npath_labels = '/srv/(?P<{capture}>[^/]+)/'\n")
+        };
+        for reserved in ["model", "model_name", "engine", "log"] {
+            let error = settings_with_config(&dir, &entry(reserved), &[])
+                .unwrap_err()
+                .to_string();
+            let suggested = error
+                .split("e.g. \"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .unwrap_or_else(|| panic!("no name suggested: {error}"));
+            settings_with_config(&dir, &entry(suggested), &[])
+                .unwrap_or_else(|e| panic!("{reserved} -> {suggested} is refused too: {e}"));
+        }
+        let no_capture = settings_with_config(&dir, &entry("[^/]+)(?:"), &[])
+            .unwrap_err()
+            .to_string();
+        let hinted = no_capture.split("e.g. '").nth(1).unwrap();
+        let hinted = &hinted[..hinted.find("', or").unwrap()];
+        settings_with_config(
+            &dir,
+            &format!("[[log]]\npath = \"/srv/a.log\"\npath_labels = '{hinted}'\n"),
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("the regex the hint suggests is refused: {e}"));
     }
 
     fn path_labels_of(log: &LogSettings) -> Option<&str> {

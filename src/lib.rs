@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backfill;
+pub mod bounded_read;
 pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
@@ -17,10 +18,12 @@ pub mod envelope;
 pub mod exposition;
 pub mod path_labels;
 pub mod pipeline;
+pub mod printable;
 pub mod reload;
 pub mod remote_write;
 pub mod run;
 pub mod service;
 pub mod source;
 pub mod state;
+pub mod state_file_lock;
 pub mod timezone;

@@ -8,6 +8,7 @@ use llmtail::backfill::args::ReplayArgs;
 use llmtail::cli::{Cli, Command};
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;
+use llmtail::state_file_lock::StateFileLockError;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
                 }),
         )
         .with_target(false)
+        .fmt_fields(llmtail::printable::log_fields())
         .with_ansi(std::io::stderr().is_terminal())
         .init();
     if let Some(Command::Replay(args)) = &cli.command {
@@ -30,7 +32,7 @@ fn main() -> ExitCode {
     let settings = match Settings::from_cli(cli) {
         Ok(settings) => settings,
         Err(e) => {
-            eprintln!("llmtail: {e}");
+            say(&format!("llmtail: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -41,11 +43,23 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Another agent's state file is a start-up error, as a bad flag is: the fix is in the
+        // command line, and a supervisor that restarts on failure should not try again.
+        Err(e) if e.is::<StateFileLockError>() => {
+            say(&format!("llmtail: {e}"));
+            ExitCode::from(2)
+        }
         Err(e) => {
-            eprintln!("llmtail: {e:#}");
+            say(&format!("llmtail: {e:#}"));
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes `text` on stderr, with the control characters of the file names it quotes escaped
+/// (a log named with `\x1b[2J` would clear the terminal).
+fn say(text: &str) {
+    eprintln!("{}", llmtail::printable::escape_controls_but_newlines(text));
 }
 
 /// `llmtail replay`: the logs' history as OpenMetrics text, a summary on stderr.
@@ -56,7 +70,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
     }) {
         Ok(checked) => checked,
         Err(e) => {
-            eprintln!("llmtail: {e}");
+            say(&format!("llmtail: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -78,11 +92,11 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         });
     match result {
         Ok(summary) => {
-            eprintln!("{summary}");
+            say(&summary.to_string());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("llmtail: {e:#}");
+            say(&format!("llmtail: {e:#}"));
             ExitCode::from(1)
         }
     }

@@ -14,6 +14,7 @@ use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions, Stopper};
 use crate::state::ConfigReload;
+use crate::state_file_lock::StateFileLock;
 
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
 fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<Reader> {
@@ -130,6 +131,13 @@ pub async fn serve_on(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     serve::raise_descriptor_limit();
+    // Before the state file is read, and held until the reader has saved it for the last time
+    // (it is joined below): an agent sharing the file would overwrite this one's counters.
+    let _state_file_lock = settings
+        .state_file
+        .as_deref()
+        .map(StateFileLock::acquire)
+        .transpose()?;
     let state = new_state(settings);
     state
         .lock()

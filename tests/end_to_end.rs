@@ -375,6 +375,53 @@ fn one_shot_prints_the_metrics_of_a_log_and_exits() {
     );
 }
 
+/// A log named with `\x1b[2J` and a newline (matched by a glob) was printed raw: `curl /`
+/// cleared the terminal, and the agent's stderr had a line that was not its own.
+#[test]
+fn control_characters_of_a_file_name_reach_neither_the_landing_page_nor_stderr_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    append(&dir.path().join("a\u{1b}[2Jb\nc.log"), &[ISSUE_LINE]);
+    let escaped = format!("{}/a\\x1b[2Jb\\nc.log", dir.path().display());
+    let address = free_address();
+    let mut child = llmtail()
+        .args(["--log", &format!("{}/*.log", dir.path().display())])
+        .args(["--web.listen-address", &address, "--log-timezone", "UTC"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = address.parse().unwrap();
+    let mut text = String::new();
+    let listed = eventually(|| {
+        text = http_get(addr, "/", None)
+            .map(|r| r.body)
+            .unwrap_or_default();
+        text.contains(&escaped)
+    });
+    let html = http_get(addr, "/", Some("text/html")).unwrap().body;
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exited = eventually(|| child.try_wait().unwrap().is_some());
+    if !exited {
+        let _ = child.kill();
+    }
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+
+    assert!(listed, "the file is not listed as {escaped}:\n{text}");
+    for (what, page) in [("text", &text), ("HTML", &html), ("stderr", &stderr)] {
+        assert!(!page.contains('\u{1b}'), "a raw ESC in the {what}:\n{page}");
+        assert!(
+            !page.contains("b\nc.log"),
+            "a raw newline in the {what}:\n{page}"
+        );
+    }
+    assert!(html.contains(&format!("<code>{escaped}</code>")), "{html}");
+    assert!(
+        stderr.contains(&format!("following log path={escaped}")),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn sigterm_shuts_the_agent_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();

@@ -164,6 +164,46 @@ fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays()
     assert_eq!(loaded_at(&metrics), TESTS_NOW + 60.0);
 }
 
+/// A config file replaced by a FIFO without a writer blocked the reload in `open`:
+/// `/-/reload` answered 503 after 30 s, and the agent, told to stop, logged `stopped` and never
+/// exited (its runtime waited for the blocked read).
+#[test]
+fn a_config_file_that_is_a_fifo_is_refused_on_reload_at_once_and_the_agent_still_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&stats_line(1)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&log, "0")]);
+    let agent = RunningAgent::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--web.enable-lifecycle",
+    ]);
+    agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
+
+    std::fs::remove_file(&config).unwrap();
+    let made = Command::new("mkfifo").arg(&config).status().unwrap();
+    assert!(made.success());
+    let refused = agent.post("/-/reload").expect("/-/reload answers");
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    let named = format!(
+        "cannot read config file {}: it is a FIFO, not a regular file",
+        config.display()
+    );
+    assert!(refused.body.contains(&named), "{}", refused.body);
+    assert!(refused
+        .body
+        .contains("fix: give the path of a regular file"));
+    assert_eq!(agent.get("/-/ready").unwrap().status, 200);
+
+    let stopping = std::thread::spawn(move || agent.stop());
+    assert!(
+        eventually(|| stopping.is_finished()),
+        "the agent did not stop after the reload"
+    );
+    stopping.join().unwrap().unwrap();
+}
+
 #[test]
 fn lifecycle_endpoints_need_the_flag_and_post() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use crate::support::agent::{sample, RunningAgent};
+use crate::support::agent::{eventually, free_address, sample, RunningAgent};
 
 /// A V1 stats line; line `n` prints `Running: n reqs` and 10 tokens/s of prompt throughput
 /// ten seconds after line `n - 1`, so every line adds exactly 100 prompt tokens.
@@ -239,4 +239,48 @@ fn the_state_file_is_saved_after_the_last_lines_without_waiting_for_more() {
         });
     assert!(waited, "the state file says {:?} lines", saved_lines());
     agent.stop().unwrap();
+}
+
+/// Two agents given one `--state-file` saved their counters over each other's, and after a
+/// rotation one resumed from the other's positions (a counter fell from 100 to 10). The second
+/// now stops at start-up, naming the first and the fix, and leaves the file alone.
+#[test]
+fn a_second_agent_on_the_same_state_file_exits_2_naming_the_holder() {
+    let setup = WithStateFile::new();
+    append(&setup.log, 1..=20);
+    let first = RunningAgent::start(&setup.flags());
+    assert_eq!(counters_at(&first, &setup.log, 20), (20.0, 2000.0));
+
+    let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args(setup.flags())
+        .args(["--web.listen-address", &free_address()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let exited = eventually(|| second.try_wait().unwrap().is_some());
+    if !exited {
+        let _ = second.kill();
+    }
+    let output = second.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        exited,
+        "a second agent runs on the same state file: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let holder = format!(
+        "--state-file {}: another llmtail (pid {}) uses it",
+        setup.state.display(),
+        std::process::id()
+    );
+    assert!(stderr.contains(&holder), "{stderr}");
+    assert!(
+        stderr.contains("fix: give each agent a state file of its own, e.g. --state-file"),
+        "{stderr}"
+    );
+
+    first.stop().unwrap();
+    let again = RunningAgent::start(&setup.flags());
+    append(&setup.log, 21..=22);
+    assert_eq!(counters_at(&again, &setup.log, 22), (22.0, 2200.0));
 }

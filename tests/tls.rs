@@ -395,6 +395,76 @@ fn a_flood_of_wrong_passwords_does_not_stall_a_scraper() {
     assert!(slowest < Duration::from_secs(1), "{slowest:?}");
 }
 
+/// A `cert_file` that is a FIFO without a writer blocked the reload in `open` (503 after
+/// 30 s), and the agent then never exited.
+#[test]
+fn a_cert_file_that_is_a_fifo_is_refused_on_reload_at_once_and_the_agent_still_stops() {
+    let site = Site::new();
+    site.write_config(PASSWORD, "");
+    let client = HttpsClient::trusting(&site.ca, None);
+    let agent = site.start_with(&client, &["--web.enable-lifecycle"]);
+    let made = Command::new("mkfifo")
+        .arg(site.path("pipe.crt"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let web = std::fs::read_to_string(site.path("web.yml")).unwrap();
+    std::fs::write(
+        site.path("web.yml"),
+        web.replace("cert_file: server.crt", "cert_file: pipe.crt"),
+    )
+    .unwrap();
+    let refused = client
+        .post(agent.addr, "/-/reload", Some((USER, PASSWORD)))
+        .expect("/-/reload answers");
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    let named = format!(
+        "tls_server_config.cert_file: cannot read {}: it is a FIFO, not a regular file",
+        site.path("pipe.crt").display()
+    );
+    assert!(refused.body.contains(&named), "{}", refused.body);
+
+    let stopping = std::thread::spawn(move || agent.stop());
+    assert!(
+        eventually(|| stopping.is_finished()),
+        "the agent did not stop after the reload"
+    );
+    stopping.join().unwrap().unwrap();
+}
+
+/// `cert_file: /dev/zero` was read without end: the agent grew to 3 GB in 6 s.
+#[test]
+fn a_cert_file_of_dev_zero_stops_start_up_at_once_instead_of_filling_the_memory() {
+    let site = Site::new();
+    std::fs::write(
+        site.path("web.yml"),
+        "tls_server_config:\n  cert_file: /dev/zero\n  key_file: server.key\n",
+    )
+    .unwrap();
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
+        .args(site.flags())
+        .args(["--web.listen-address", &free_address()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let exited = eventually(|| agent.try_wait().unwrap().is_some());
+    if !exited {
+        let _ = agent.kill();
+    }
+    let output = agent.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(exited, "the agent kept reading /dev/zero: {stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read /dev/zero: it is a character device, not a regular file"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fix: give the path of a regular file"),
+        "{stderr}"
+    );
+}
+
 /// A bad web config file stops start-up with exit code 2 and a message naming it.
 #[test]
 fn a_bad_web_config_file_stops_start_up_with_exit_code_2() {

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::config::{LogSettings, Settings};
+use crate::printable::escape_controls;
 use crate::source::LogSpec;
 use crate::state::engine::{self, Engine, EngineVisitor, LandingCell};
 use crate::state::liveness::Status;
@@ -547,12 +548,16 @@ impl Page {
         let mut out = format!(
             "llmtail {}: metrics at {}, health at /-/healthy and /-/ready\n",
             env!("CARGO_PKG_VERSION"),
-            self.telemetry_path
+            escape_controls(&self.telemetry_path)
         );
-        let summary: Vec<&str> = self.summary.iter().map(|c| c.text.as_str()).collect();
+        let summary: Vec<_> = self
+            .summary
+            .iter()
+            .map(|c| escape_controls(&c.text))
+            .collect();
         let _ = writeln!(out, "{}.", summary.join("; "));
         for warning in &self.warnings {
-            let _ = writeln!(out, "\nWARNING {warning}");
+            let _ = writeln!(out, "\nWARNING {}", escape_controls(warning));
         }
         for table in &self.tables {
             text_table(&mut out, table);
@@ -577,8 +582,11 @@ fn tone_class(tone: Tone) -> &'static str {
     }
 }
 
+/// `text` for HTML: its markup characters as entities and its control characters (which HTML
+/// would show as nothing, or as a line break) as escapes.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    escape_controls(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
@@ -625,10 +633,15 @@ fn text_table(out: &mut String, table: &Table) {
         let _ = writeln!(out, "  {}", table.empty);
         return;
     }
+    let rows: Vec<Vec<_>> = table
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|cell| escape_controls(&cell.text)).collect())
+        .collect();
     let mut widths: Vec<usize> = table.headers.iter().map(|h| h.chars().count()).collect();
-    for row in &table.rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.text.chars().count());
+    for row in &rows {
+        for (width, text) in widths.iter_mut().zip(row) {
+            *width = (*width).max(text.chars().count());
         }
     }
     let line = |cells: &mut dyn Iterator<Item = &str>| -> String {
@@ -639,8 +652,8 @@ fn text_table(out: &mut String, table: &Table) {
         format!("  {}", padded.join("  ").trim_end())
     };
     let _ = writeln!(out, "{}", line(&mut table.headers.iter().copied()));
-    for row in &table.rows {
-        let _ = writeln!(out, "{}", line(&mut row.iter().map(|c| c.text.as_str())));
+    for row in &rows {
+        let _ = writeln!(out, "{}", line(&mut row.iter().map(|text| text.as_ref())));
     }
 }
 

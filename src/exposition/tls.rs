@@ -24,6 +24,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
 use super::web_config::FileError;
+use crate::bounded_read::{read_regular, SMALL_FILE_LIMIT};
 
 /// `tls_server_config`, as written.
 #[derive(Debug, Default, Deserialize)]
@@ -77,11 +78,11 @@ fn pem_source(
         (Some(text), None) => Ok(Some((text.as_bytes().to_vec(), keys.0.to_string()))),
         (None, Some(path)) => {
             let path = dir.join(path);
-            let bytes = std::fs::read(&path).map_err(|e| {
+            let bytes = read_regular(&path, SMALL_FILE_LIMIT).map_err(|e| {
                 errors.key(
                     keys.1,
                     format!("cannot read {}: {e}", path.display()),
-                    "give a readable PEM file; a relative path is read from the web config file's directory",
+                    &e.fix("give a readable PEM file; a relative path is read from the web config file's directory"),
                 )
             })?;
             Ok(Some((bytes, format!("{} {}", keys.1, path.display()))))

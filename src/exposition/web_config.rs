@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use super::auth::{Checker, Users};
 use super::tls::TlsSection;
+use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::config::ConfigError;
 
 /// The file, as written.
@@ -88,10 +89,10 @@ impl WebConfig {
         let errors = FileError {
             file: path.to_path_buf(),
         };
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_regular_text(path, SMALL_FILE_LIMIT).map_err(|e| {
             errors.whole(
                 format!("cannot read it: {e}"),
-                "pass an existing, readable file to --web.config.file",
+                &e.fix("pass an existing, readable file to --web.config.file"),
             )
         })?;
         // An empty file (or one of comments) asks for nothing, as in exporter-toolkit.

@@ -18,6 +18,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde::Deserialize;
 
+use crate::bounded_read::{read_regular, read_regular_text, SMALL_FILE_LIMIT};
 use crate::config::ConfigError;
 
 /// `--remote-write.interval`'s default, the issue's: the scrape interval of Prometheus' example
@@ -329,11 +330,12 @@ fn secret(
         ))),
         (Some(text), None) => Ok(Some(text.to_string())),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let text = read_regular_text(path, SMALL_FILE_LIMIT).map_err(|e| {
                 ConfigError(format!(
-                    "{origin}: {} {}: {e}\n  fix: give a file llmtail's user can read (chmod 640, group llmtail)",
+                    "{origin}: {} {}: {e}\n  fix: {}",
                     keys.1,
-                    path.display()
+                    path.display(),
+                    e.fix("give a file llmtail's user can read (chmod 640, group llmtail)")
                 ))
             })?;
             Ok(Some(text.trim_end_matches(['\n', '\r']).to_string()))
@@ -422,10 +424,11 @@ fn read_pem<T, E: std::fmt::Display>(
     origin: &str,
     parse: impl FnOnce(&[u8]) -> Result<T, E>,
 ) -> Result<T, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_regular(path, SMALL_FILE_LIMIT).map_err(|e| {
         ConfigError(format!(
-            "{origin}: {key} {}: {e}\n  fix: give a PEM file llmtail's user can read",
-            path.display()
+            "{origin}: {key} {}: {e}\n  fix: {}",
+            path.display(),
+            e.fix("give a PEM file llmtail's user can read")
         ))
     })?;
     parse(&bytes).map_err(|e| {

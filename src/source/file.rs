@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use super::known::KnownFiles;
 use super::splitter::LineSplitter;
 use super::{FileId, LogId, LogSpec, Sink, SkipReason, TailEvent};
+use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 
 /// How many leading bytes of a file identify its content (see [`OpenLog::fingerprint`]).
 const FINGERPRINT_BYTES: usize = FileId::HEAD_BYTES;
@@ -641,15 +642,15 @@ fn agent_user() -> String {
     let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) else {
         return "an unknown user".to_string();
     };
-    let name = std::fs::read_to_string("/etc/passwd")
-        .ok()
-        .and_then(|passwd| {
-            passwd.lines().find_map(|line| {
-                let mut fields = line.split(':');
-                let name = fields.next()?;
-                (fields.nth(1)? == uid.to_string()).then(|| name.to_string())
-            })
-        });
+    // Bounded as every file read whole is; a site's passwd can be long, so more than 1 MiB.
+    let passwd = read_regular_text(Path::new("/etc/passwd"), 16 * SMALL_FILE_LIMIT);
+    let name = passwd.ok().and_then(|passwd| {
+        passwd.lines().find_map(|line| {
+            let mut fields = line.split(':');
+            let name = fields.next()?;
+            (fields.nth(1)? == uid.to_string()).then(|| name.to_string())
+        })
+    });
     match name {
         Some(name) => format!("user {name} (uid {uid})"),
         None => format!("uid {uid}"),
