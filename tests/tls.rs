@@ -404,6 +404,64 @@ fn a_bad_web_config_file_stops_start_up_with_exit_code_2() {
         "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: Always\n",
     )
     .unwrap();
+    let (code, stderr) = start_up_failure(&site);
+    assert_eq!(code, Some(2), "{stderr}");
+    let named = format!(
+        "web config file {}, tls_server_config.client_auth_type: \"Always\"",
+        site.path("web.yml").display()
+    );
+    assert!(stderr.contains(&named), "{stderr}");
+    assert!(stderr.contains("fix: use NoClientCert"), "{stderr}");
+}
+
+/// A hash at bcrypt cost 31 took days to check, and an unknown user was checked against it:
+/// one request with a made-up name held the password checks for good. Costs past 14 (and
+/// costs that are no bcrypt cost, 3 and 99) stop start-up, and a reload refuses them.
+#[test]
+fn a_bcrypt_cost_of_31_stops_start_up_and_a_reload_refuses_it() {
+    let site = Site::new();
+    for cost in ["31", "03", "99"] {
+        let hash = bcrypt::hash(PASSWORD, 4)
+            .unwrap()
+            .replacen("$04$", &format!("${cost}$"), 1);
+        std::fs::write(
+            site.path("web.yml"),
+            format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  {USER}: {hash}\n"),
+        )
+        .unwrap();
+        let (code, stderr) = start_up_failure(&site);
+        assert_eq!(code, Some(2), "cost {cost}: {stderr}");
+        let cost = cost.trim_start_matches('0');
+        assert!(
+            stderr.contains(&format!("basic_auth_users.{USER}: bcrypt cost {cost} is")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("fix: hash the password again"), "{stderr}");
+    }
+
+    site.write_config(PASSWORD, "");
+    let client = HttpsClient::trusting(&site.ca, None);
+    let agent = site.start(&client);
+    let slow = bcrypt::hash("new password", 4)
+        .unwrap()
+        .replacen("$04$", "$31$", 1);
+    std::fs::write(
+        site.path("web.yml"),
+        format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  {USER}: {slow}\n"),
+    )
+    .unwrap();
+    let err = agent.web_config.reload().unwrap_err().to_string();
+    assert!(err.contains("bcrypt cost 31 is over 14"), "{err}");
+    let status = client
+        .get(agent.addr, "/metrics", Some((USER, PASSWORD)))
+        .unwrap()
+        .status;
+    assert_eq!(status, 200, "the running users stay");
+}
+
+/// Starts the agent as a process with `site`'s files, expecting it to refuse them: its exit
+/// code and stderr.
+fn start_up_failure(site: &Site) -> (Option<i32>, String) {
     // Spawned, not waited for: an agent that accepted the file would serve for ever.
     let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
         .args(site.flags())
@@ -416,16 +474,10 @@ fn a_bad_web_config_file_stops_start_up_with_exit_code_2() {
         let _ = agent.kill();
     }
     let output = agent.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         exited,
         "the agent started with a bad web config file: {stderr}"
     );
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    let named = format!(
-        "web config file {}, tls_server_config.client_auth_type: \"Always\"",
-        site.path("web.yml").display()
-    );
-    assert!(stderr.contains(&named), "{stderr}");
-    assert!(stderr.contains("fix: use NoClientCert"), "{stderr}");
+    (output.status.code(), stderr)
 }

@@ -32,17 +32,37 @@ pub const MAX_WAITING_CHECKS: usize = 8;
 /// bounds what reloads with changed hashes leave behind, not what clients can add.
 const REMEMBERED: usize = 100;
 
+/// The bcrypt costs a hash may have. bcrypt itself (Go's `golang.org/x/crypto/bcrypt`, which
+/// exporter-toolkit checks every hash with at start-up, and the `bcrypt` crate) takes 4 to 31,
+/// but each step doubles the time of a check, and 31 is days. Checks run one at a time, so a
+/// cost past 14 (about 1 s a check in an optimised build, 3 s in a debug build here) would make
+/// a scraper's first scrape wait that long behind each check before it, and time out.
+pub const COSTS: std::ops::RangeInclusive<u32> = 4..=14;
+
+/// Why a `basic_auth_users` hash is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadHash {
+    /// Not of the form `$2y$10$` and 53 characters.
+    Malformed(String),
+    /// A cost outside [`COSTS`].
+    Cost(u32),
+}
+
 /// `basic_auth_users`: user name to bcrypt hash. Empty: no authentication.
 #[derive(Debug, Default, Clone)]
 pub struct Users(BTreeMap<String, String>);
 
 impl Users {
-    /// Checks each hash's form (`$2y$10$...`), as exporter-toolkit does at start-up; `Err`
-    /// names the first bad user.
-    pub fn new(users: BTreeMap<String, String>) -> Result<Users, (String, String)> {
+    /// Checks each hash's form (`$2y$10$...`), as exporter-toolkit does at start-up, and its
+    /// cost; `Err` names the first bad user.
+    pub fn new(users: BTreeMap<String, String>) -> Result<Users, (String, BadHash)> {
         for (user, hash) in &users {
-            hash.parse::<bcrypt::HashParts>()
-                .map_err(|e| (user.clone(), e.to_string()))?;
+            let parts = hash
+                .parse::<bcrypt::HashParts>()
+                .map_err(|e| (user.clone(), BadHash::Malformed(e.to_string())))?;
+            if !COSTS.contains(&parts.get_cost()) {
+                return Err((user.clone(), BadHash::Cost(parts.get_cost())));
+            }
         }
         Ok(Users(users))
     }
@@ -290,5 +310,29 @@ mod tests {
     fn a_malformed_hash_names_its_user() {
         let bad = BTreeMap::from([("alice".to_string(), "secret".to_string())]);
         assert_eq!(Users::new(bad).unwrap_err().0, "alice");
+    }
+
+    /// A hash of `password` whose cost field says `cost`: checking against it takes as long
+    /// as `cost` says, without the test paying for making it.
+    fn hash_at_cost(password: &str, cost: u32) -> String {
+        bcrypt::hash(password, 4)
+            .unwrap()
+            .replacen("$04$", &format!("${cost:02}$"), 1)
+    }
+
+    #[test]
+    fn bcrypt_costs_31_3_and_99_are_refused_and_4_to_14_taken() {
+        for cost in [31, 3, 99, 15] {
+            let users = BTreeMap::from([("alice".to_string(), hash_at_cost("pw", cost))]);
+            assert_eq!(
+                Users::new(users).unwrap_err(),
+                ("alice".to_string(), BadHash::Cost(cost)),
+                "cost {cost}"
+            );
+        }
+        for cost in [4, 10, 14] {
+            let users = BTreeMap::from([("alice".to_string(), hash_at_cost("pw", cost))]);
+            assert!(Users::new(users).is_ok(), "cost {cost}");
+        }
     }
 }
