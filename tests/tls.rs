@@ -5,15 +5,18 @@
 //! connection. Certificates are made with rcgen at test time.
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::http::spawn_agent;
 use crate::prometheus::{tool, Prometheus};
 use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, RunningAgent, TESTS_NOW,
+    eventually, expect_sample, free_address, http_get, http_get_from, RunningAgent, DEADLINE,
+    TESTS_NOW,
 };
 use crate::support::tls::{Ca, HttpsClient};
 
@@ -393,6 +396,142 @@ fn a_flood_of_wrong_passwords_does_not_stall_a_scraper() {
         busy.into_inner()
     );
     assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+}
+
+/// 24 clients sending wrong passwords (cost 10) kept out a scraper whose password was not
+/// checked yet, which is Prometheus's first scrape after every restart and after every reload
+/// that changes its hash: 503 on 30 tries of 30. Each client here has a loopback address of
+/// its own, as a host would, and guesses the scrapers' own user names; each try is a new
+/// scraper from a new address. Plain HTTP: over TLS, the handshakes of the test's own 24
+/// clients take this machine's two cores from the agent, which a flood from elsewhere does not.
+#[test]
+fn a_flood_of_wrong_passwords_keeps_no_fresh_scraper_out() {
+    const FLOODERS: u8 = 24;
+    const TRIES: u8 = 30;
+    const MOST_GUESSES: usize = 20_000;
+    let site = Site::new();
+    let quick = bcrypt::hash(PASSWORD, 4).unwrap();
+    let scrapers_hash = bcrypt::hash(PASSWORD, 10).unwrap();
+    let scrapers: String = (0..TRIES)
+        .map(|i| format!("  scraper{i}: {scrapers_hash}\n"))
+        .collect();
+    std::fs::write(
+        site.path("web.yml"),
+        format!("basic_auth_users:\n  {USER}: {quick}\n{scrapers}"),
+    )
+    .unwrap();
+    let flags = site.flags();
+    let agent = RunningAgent::launch(
+        &flags.iter().map(String::as_str).collect::<Vec<_>>(),
+        TESTS_NOW,
+    );
+    let localhost = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    assert!(eventually(|| http_get_from(
+        localhost,
+        agent.addr,
+        "/-/ready",
+        (USER, PASSWORD)
+    )
+    .is_ok_and(|r| r.status == 200)));
+
+    let refused: Vec<AtomicUsize> = (0..FLOODERS).map(|_| AtomicUsize::new(0)).collect();
+    let (busy, failed, stop) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+    );
+    let mut kept_out = Vec::new();
+    let mut slowest = Duration::ZERO;
+    std::thread::scope(|s| {
+        for flooder in 0..FLOODERS {
+            let (refused, busy, failed, stop) = (&refused, &busy, &failed, &stop);
+            let addr = agent.addr;
+            s.spawn(move || {
+                let from = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + flooder));
+                let started = Instant::now();
+                for n in 0..MOST_GUESSES {
+                    if stop.load(Ordering::SeqCst) || started.elapsed() > DEADLINE {
+                        break;
+                    }
+                    let user = format!("scraper{}", n % usize::from(TRIES));
+                    let guess = format!("guess {flooder} {n}");
+                    match http_get_from(from, addr, "/metrics", (&user, &guess)).map(|r| r.status) {
+                        Ok(401) => refused[usize::from(flooder)].fetch_add(1, Ordering::SeqCst),
+                        Ok(503) => busy.fetch_add(1, Ordering::SeqCst),
+                        Ok(200) => panic!("a wrong password got in"),
+                        _ => failed.fetch_add(1, Ordering::SeqCst),
+                    };
+                }
+            });
+        }
+        // Every flooder's guesses have been checked and failed at least once.
+        assert!(
+            eventually(|| refused.iter().all(|r| r.load(Ordering::SeqCst) > 0)),
+            "some flooder never had a guess checked"
+        );
+        for i in 0..TRIES {
+            let from = IpAddr::V4(Ipv4Addr::new(127, 0, 1, 1 + i));
+            let user = format!("scraper{i}");
+            let asked = Instant::now();
+            let status =
+                http_get_from(from, agent.addr, "/metrics", (&user, PASSWORD)).map(|r| r.status);
+            let took = asked.elapsed();
+            slowest = slowest.max(took);
+            if !matches!(status, Ok(200)) || took >= Duration::from_secs(1) {
+                kept_out.push(format!("{user}: {status:?} after {took:?}"));
+            }
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    let refused: usize = refused.iter().map(|r| r.load(Ordering::SeqCst)).sum();
+    eprintln!(
+        "{FLOODERS} flooders: {refused} guesses refused after a check, {} answered 503 at once, {} failed to connect; fresh scrapers: slowest of {TRIES} {slowest:?}",
+        busy.into_inner(),
+        failed.into_inner()
+    );
+    assert!(
+        kept_out.is_empty(),
+        "{} of {TRIES} fresh scrapers kept out or slower than 1 s: {kept_out:#?}",
+        kept_out.len()
+    );
+}
+
+/// A check at cost 31 kept SIGTERM waiting for over 60 s: the runtime waited for the blocking
+/// thread that ran it. The slowest check allowed (cost 14) takes about a second here; the
+/// agent stops while it runs, and leaves it running.
+#[test]
+fn a_running_password_check_does_not_delay_shutdown() {
+    let site = Site::new();
+    let quick = bcrypt::hash(PASSWORD, 4).unwrap();
+    let slow = bcrypt::hash("unguessable", 4)
+        .unwrap()
+        .replacen("$04$", "$14$", 1);
+    std::fs::write(
+        site.path("web.yml"),
+        format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  {USER}: {quick}\n  slow: {slow}\n"),
+    )
+    .unwrap();
+    let client = HttpsClient::trusting(&site.ca, None);
+    let agent = site.start(&client);
+    let (addr, web) = (agent.addr, Arc::clone(&agent.web_config));
+    std::thread::scope(|s| {
+        let asking = s.spawn(|| client.get(addr, "/metrics", Some(("slow", "guess"))));
+        assert!(
+            eventually(|| web.checker.is_checking()),
+            "the check never started"
+        );
+        let stopping = Instant::now();
+        agent.stop().unwrap();
+        let took = stopping.elapsed();
+        eprintln!("stopped in {took:?} with a cost-14 check running");
+        assert!(
+            web.checker.is_checking(),
+            "the agent waited {took:?} for the check to end before it stopped"
+        );
+        assert!(took < Duration::from_secs(1), "stopping took {took:?}");
+        let answer = asking.join().unwrap().map(|r| r.status);
+        assert!(!matches!(answer, Ok(200)), "{answer:?}");
+    });
 }
 
 /// A bad web config file stops start-up with exit code 2 and a message naming it.
