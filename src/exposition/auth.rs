@@ -297,6 +297,9 @@ impl Lane {
         if let Some(succeeded) = succeeded {
             queue.standings.note(source, succeeded);
         }
+        drop(queue);
+        // A source that now stands better may have a check that the other thread can take.
+        self.bell.notify_all();
     }
 }
 

@@ -23,8 +23,9 @@
 //! With a web config file ([`WebConfigHandle`]), a connection first runs its TLS handshake,
 //! within the header-read timeout and while idle in the lobby (it holds no place, can be
 //! evicted, and shutdown does not wait for it). A request then passes basic auth *before* it
-//! takes a place, so requests waiting for a bcrypt check never keep a scraper from a place;
-//! every response, a 401 included, carries the configured headers.
+//! takes a place, so requests waiting for a bcrypt check never keep a scraper from a place,
+//! and shutdown answers them 503 instead of waiting; every response, a 401 included, carries
+//! the configured headers.
 
 use std::collections::BTreeMap;
 use std::future::Future;
