@@ -321,7 +321,8 @@ fn a_reload_of_the_configuration_reads_the_web_config_file_again() {
 
 /// bcrypt at exporter-toolkit's documented cost (10) is slow on purpose. Wrong passwords
 /// arriving as fast as sixteen clients can send them must not stall a scraper whose password
-/// was checked once: checks run off the runtime thread, one at a time, and only so many wait.
+/// was checked once: it is remembered, and checks run off the runtime thread, with only so
+/// many waiting.
 #[test]
 fn a_flood_of_wrong_passwords_does_not_stall_a_scraper() {
     let site = Site::new();
