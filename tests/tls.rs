@@ -403,8 +403,9 @@ fn a_flood_of_wrong_passwords_does_not_stall_a_scraper() {
 /// checked yet, which is Prometheus's first scrape after every restart and after every reload
 /// that changes its hash: 503 on 30 tries of 30. Each client here has a loopback address of
 /// its own, as a host would, and guesses the scrapers' own user names; each try is a new
-/// scraper from a new address. Plain HTTP: over TLS, the handshakes of the test's own 24
-/// clients take this machine's two cores from the agent, which a flood from elsewhere does not.
+/// scraper from a new address. Plain HTTP, so that what is measured is the password checks,
+/// not the handshakes of the test's own 24 clients, which share the agent's cores here as a
+/// flood from elsewhere would not.
 #[test]
 fn a_flood_of_wrong_passwords_keeps_no_fresh_scraper_out() {
     const FLOODERS: u8 = 24;
