@@ -23,11 +23,13 @@
 //! With a web config file ([`WebConfigHandle`]), a connection first runs its TLS handshake,
 //! within the header-read timeout and while idle in the lobby (it holds no place, can be
 //! evicted, and shutdown does not wait for it). A request then passes basic auth *before* it
-//! takes a place, so requests waiting for a bcrypt check never keep a scraper from a place;
-//! every response, a 401 included, carries the configured headers.
+//! takes a place, so requests waiting for a bcrypt check never keep a scraper from a place,
+//! and shutdown answers them 503 instead of waiting; every response, a 401 included, carries
+//! the configured headers.
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -128,7 +130,9 @@ pub async fn serve(
             () = &mut shutdown => break,
             accepted = accept(&listener, &mut accept_errors) => accepted,
         };
-        let Some(stream) = stream else { continue };
+        let Some((stream, peer)) = stream else {
+            continue;
+        };
         // Reap finished connections so the set does not grow.
         while connections.try_join_next().is_some() {}
         let mut open = lobby.lock().unwrap_or_else(PoisonError::into_inner);
@@ -150,6 +154,7 @@ pub async fn serve(
             closed: closed.clone(),
             places: Arc::clone(&places),
             answering: Arc::clone(&answering),
+            peer,
             options,
         };
         let handle = connections.spawn(async move {
@@ -168,9 +173,9 @@ pub async fn serve(
 
 /// The next connection; `None` after an error, which is logged (1st, 2nd, 4th...) and
 /// followed by a pause, so that running out of descriptors neither spins nor goes unsaid.
-async fn accept(listener: &TcpListener, errors: &mut u64) -> Option<TcpStream> {
+async fn accept(listener: &TcpListener, errors: &mut u64) -> Option<(TcpStream, IpAddr)> {
     match listener.accept().await {
-        Ok((stream, _)) => Some(stream),
+        Ok((stream, peer)) => Some((stream, peer.ip())),
         Err(e) => {
             *errors += 1;
             if errors.is_power_of_two() {
@@ -209,6 +214,8 @@ struct Served {
     places: Arc<Semaphore>,
     /// Whether this connection's request is being answered (the lobby spares it then).
     answering: Arc<AtomicBool>,
+    /// The client's address, for the standing of its password checks.
+    peer: IpAddr,
     options: ServeOptions,
 }
 
@@ -240,16 +247,23 @@ where
         mut closed,
         places,
         answering,
+        peer,
         options,
     } = served;
+    let stopping = closed.clone();
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let (app, places, answering) = (app.clone(), Arc::clone(&places), Arc::clone(&answering));
-        let web = Arc::clone(&web);
+        let (web, mut stopping) = (Arc::clone(&web), stopping.clone());
         async move {
             answering.store(true, Ordering::SeqCst);
             let config = web.current();
             let answer = tokio::time::timeout(options.request_timeout, async {
-                match web.checker.check(&config.users, request.headers()).await {
+                let checked = tokio::select! {
+                    verdict = web.checker.check(&config.users, request.headers(), peer) => verdict,
+                    // Shutdown does not wait for a password check: no answer has begun.
+                    () = until_closing(&mut stopping) => Verdict::Busy,
+                };
+                match checked {
                     Verdict::Allowed => {}
                     Verdict::Denied => return Ok(auth::unauthorized()),
                     Verdict::Busy => return Ok(auth::busy()),

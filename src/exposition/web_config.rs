@@ -16,7 +16,7 @@ use axum::http::{HeaderName, HeaderValue};
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::auth::{Checker, Users};
+use super::auth::{self, BadHash, Checker, Users};
 use super::tls::TlsSection;
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::config::ConfigError;
@@ -116,13 +116,8 @@ impl WebConfig {
             Some(section) => section.server_config(dir, &errors)?,
             None => None,
         };
-        let users = Users::new(file.basic_auth_users.unwrap_or_default()).map_err(|(user, e)| {
-            errors.key(
-                &format!("basic_auth_users.{user}"),
-                format!("not a bcrypt hash ({e})"),
-                "give the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n' prints one ($2y$10$...)",
-            )
-        })?;
+        let users = Users::new(file.basic_auth_users.unwrap_or_default())
+            .map_err(|(user, bad)| bad_hash(&errors, &user, bad))?;
         let headers = headers(
             file.http_server_config
                 .and_then(|h| h.headers)
@@ -134,6 +129,33 @@ impl WebConfig {
             users,
             headers,
         })
+    }
+}
+
+/// The error for a `basic_auth_users` hash that [`Users::new`] refused.
+fn bad_hash(errors: &FileError, user: &str, bad: BadHash) -> ConfigError {
+    const MAKE_ONE: &str = "htpasswd -nBC 10 \"\" | tr -d ':\\n' prints one ($2y$10$...)";
+    let key = format!("basic_auth_users.{user}");
+    let (low, high) = (auth::COSTS.start(), auth::COSTS.end());
+    match bad {
+        BadHash::Malformed(e) => errors.key(
+            &key,
+            format!("not a bcrypt hash ({e})"),
+            &format!("give the hash, not the password: {MAKE_ONE}"),
+        ),
+        BadHash::Cost(cost) if !(4..=31).contains(&cost) => errors.key(
+            &key,
+            format!("bcrypt cost {cost} is no bcrypt cost (4 to 31; exporter-toolkit refuses it too)"),
+            &format!("hash the password again at a cost from {low} to {high}: {MAKE_ONE}"),
+        ),
+        BadHash::Cost(cost) => errors.key(
+            &key,
+            format!(
+                "bcrypt cost {cost} is over {high}: one check would take {} times as long as at cost 10, and a scraper's first scrape waits for it",
+                1u64 << (cost - 10)
+            ),
+            &format!("hash the password again at a cost from {low} to {high} (10 is exporter-toolkit's): {MAKE_ONE}"),
+        ),
     }
 }
 
@@ -384,6 +406,18 @@ mod tests {
                 "is not one of [\"deny\", \"sameorigin\"]",
             ),
             ("rate_limit:\n  burst: 1\n".into(), "rate_limit: not supported"),
+            (
+                format!("basic_auth_users:\n  p: {}\n", hash.replacen("$04$", "$31$", 1)),
+                "basic_auth_users.p: bcrypt cost 31 is over 14",
+            ),
+            (
+                format!("basic_auth_users:\n  p: {}\n", hash.replacen("$04$", "$03$", 1)),
+                "basic_auth_users.p: bcrypt cost 3 is no bcrypt cost",
+            ),
+            (
+                format!("basic_auth_users:\n  p: {}\n", hash.replacen("$04$", "$99$", 1)),
+                "basic_auth_users.p: bcrypt cost 99 is no bcrypt cost",
+            ),
             ("tls_server_config: [\n".into(), "web.yml"),
         ];
         for (yaml, expected) in cases {

@@ -1,7 +1,7 @@
 //! Running the agent in-process on `127.0.0.1:0`, scraping it, and reading samples.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -85,6 +85,26 @@ pub fn http_post(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
     http_request(addr, "POST", path, "Content-Length: 0\r\n")
 }
 
+/// A GET with basic auth from the loopback address `source` (127.0.0.2, ...), as a client on
+/// another host would send it.
+pub fn http_get_from(
+    source: IpAddr,
+    addr: SocketAddr,
+    path: &str,
+    (user, password): (&str, &str),
+) -> std::io::Result<Response> {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    let stream = connect_from(source, addr)?;
+    request_on(
+        stream,
+        addr,
+        "GET",
+        path,
+        &format!("Authorization: Basic {encoded}\r\n"),
+    )
+}
+
 /// Sends `method path` with `headers` (each ended by CRLF) and reads the whole response.
 fn http_request(
     addr: SocketAddr,
@@ -92,7 +112,17 @@ fn http_request(
     path: &str,
     headers: &str,
 ) -> std::io::Result<Response> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    request_on(stream, addr, method, path, headers)
+}
+
+fn request_on(
+    mut stream: TcpStream,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &str,
+) -> std::io::Result<Response> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(
         stream,
@@ -175,6 +205,15 @@ pub fn sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64>
 /// [`sample`], for a sample that must be there: panics with the whole exposition if not.
 pub fn expect_sample(metrics: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     sample(metrics, name, labels).unwrap_or_else(|| panic!("no {name} {labels:?} in:\n{metrics}"))
+}
+
+/// A TCP connection to `addr` from `source`, any address of 127.0.0.0/8: how a test stands in
+/// for clients on other hosts.
+pub fn connect_from(source: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    socket.bind(&SocketAddr::new(source, 0).into())?;
+    socket.connect_timeout(&addr.into(), Duration::from_secs(5))?;
+    Ok(socket.into())
 }
 
 /// A loopback address with a port free right now, for an agent started as a process.
