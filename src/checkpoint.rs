@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(left, ["state.json"], "no temporary file is left behind");
     }
 
-    /// Finding 1 of issue 9: vLLM prints `nan` for a draft position without a sample; saved as
+    /// vLLM prints `nan` for a draft position without a sample; saved as
     /// `null`, it made every later start-up discard the state file.
     #[test]
     fn a_nan_per_position_rate_does_not_lose_the_state_file() {
@@ -651,7 +651,7 @@ mod tests {
         );
     }
 
-    /// Finding 8 of issue 9: the temporary file had a fixed name and was opened following
+    /// The temporary file had a fixed name and was opened following
     /// symlinks, so a symlink planted there made a root agent overwrite its target.
     #[test]
     fn a_symlink_planted_at_the_temporary_name_is_never_written_through() {
@@ -791,7 +791,7 @@ mod tests {
         );
     }
 
-    /// Found by the second break-it run: a FIFO at the state file's path blocked start-up in
+    /// A FIFO at the state file's path blocked start-up in
     /// `open` (and `/metrics` never answered).
     #[test]
     fn a_fifo_at_the_state_files_path_is_an_error_not_a_hang() {
@@ -805,7 +805,7 @@ mod tests {
         assert!(error.contains("not a regular file"), "{error}");
     }
 
-    /// Found by the second break-it run: a hand-edited state file was restored as it was, and
+    /// A hand-edited state file was restored as it was, and
     /// its negative, NaN and infinite counters and gauges were exported; `u64::MAX` lines
     /// wrapped round to 1 after two more lines.
     #[test]

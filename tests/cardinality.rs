@@ -1,4 +1,4 @@
-//! Issue 9, finding 6: label values a log makes up are bounded. 100k `Engine NNN:` values made
+//! Label values a log makes up are bounded. 100k `Engine NNN:` values made
 //! 900k series, 100k TensorRT-LLM ranks 4.1M, and 30k Triton pids took 77 s to ingest (their
 //! slots were searched linearly under the state lock). Each log is driven through the one-shot
 //! pipeline, as a user would test a log; what the caps refuse is counted, never created.

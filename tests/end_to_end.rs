@@ -462,7 +462,7 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     assert!(stderr.contains("SIGTERM"), "{stderr}");
 }
 
-/// Issue 9, finding 10: `{...,gpu="0",gpu="all"}` made Prometheus reject every scrape.
+/// `{...,gpu="0",gpu="all"}` made Prometheus reject every scrape.
 #[test]
 fn a_label_in_both_the_global_and_a_logs_labels_is_written_once_with_the_logs_value() {
     let metrics = crate::prometheus::label_in_both_tables();
@@ -546,7 +546,7 @@ fn impossible_and_cut_off_stats_lines_are_rejected_whole_and_counted() {
     );
 }
 
-/// Issue 9, finding 9: a KServe log starts with KServe's own lines, and its uvicorn access
+/// A KServe log starts with KServe's own lines, and its uvicorn access
 /// lines (`2025-05-14 17:45:10.902 uvicorn.access INFO:     ...`) look like journald. The file
 /// was decoded as journald and every vLLM line after them skipped as `invalid_envelope`.
 #[test]
@@ -579,7 +579,7 @@ fn a_kserve_log_is_not_taken_for_journald_and_yields_the_vllm_metrics() {
     );
 }
 
-/// Issue 9, finding 9: a line outside the detected envelope was dropped. In a Docker json-file
+/// A line outside the detected envelope was dropped. In a Docker json-file
 /// log, a plain stats line (a copy pasted in, a sidecar writing to the same file) is read and
 /// counted as a fallback.
 #[test]
@@ -675,7 +675,7 @@ fn one_shot_and_replay_read_a_last_line_without_a_newline() {
     assert!(running[1].contains("} 4.0 "), "{running:?}");
 }
 
-/// Issue 9, finding 9: two vLLM stats records on one line (two writers interleaving, a lost
+/// Two vLLM stats records on one line (two writers interleaving, a lost
 /// `\n`) were rejected whole, so neither counted. A record head in the middle of a line starts
 /// a new record: both are parsed and counted, and the line is still one line read.
 #[test]
@@ -707,7 +707,7 @@ fn glued_records_on_one_line_both_count() {
 /// a Markdown code fence glued in front, `,` and a fence after.
 const FENCED_RECORD: &str = r#"```{"cpuMemUsage":68172,"gpuMemUsage":36100332423,"inflightBatchingStats":{"avgNumDecodedTokensPerIter":1.0,"microBatchId":0,"numContextRequests":0,"numCtxTokens":0,"numGenRequests":1,"numPausedRequests":0,"numScheduledRequests":1},"iter":60,"iterLatencyMS":13.021209,"kvCacheStats":{"allocNewBlocks":3,"allocTotalBlocks":3,"cacheHitRate":0.0,"freeNumBlocks":22952,"maxNumBlocks":22955,"missedBlocks":2,"reusedBlocks":0,"tokensPerBlock":32,"usedNumBlocks":3},"maxBatchSizeRuntime":256,"maxBatchSizeStatic":2048,"maxBatchSizeTunerRecommended":256,"maxNumActiveRequests":2048,"maxNumTokensRuntime":8192,"maxNumTokensStatic":8192,"maxNumTokensTunerRecommended":0,"newActiveRequestsQueueLatencyMS":0.0,"numActiveRequests":1,"numCompletedRequests":0,"numNewActiveRequests":0,"numQueuedRequests":0,"pinnedMemUsage":2952841216,"specDecodingStats":null,"staticBatchingStats":null,"timestamp":"07-25-2025 16:54:34.140189"},```"#;
 
-/// Issue 9, finding 9: an `IterationStats` record pasted after other text (here the fence of
+/// An `IterationStats` record pasted after other text (here the fence of
 /// NVIDIA/TensorRT-LLM#6364) was not read: only a message that starts with `{` was.
 #[test]
 fn iteration_stats_json_after_a_code_fence_is_read() {
@@ -729,7 +729,7 @@ fn iteration_stats_json_after_a_code_fence_is_read() {
     );
 }
 
-/// Issue 9, finding 9: `curl -s localhost:8000/metrics >> stats.log` appends trtllm-serve's
+/// `curl -s localhost:8000/metrics >> stats.log` appends trtllm-serve's
 /// whole answer, a JSON array of every iteration since the last poll, as one line. Only a
 /// one-record array was read; with two records the line was rejected and both were lost.
 #[test]

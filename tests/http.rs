@@ -1,5 +1,5 @@
 //! No client can take `/metrics` away: idle connections, a client that sends half a header,
-//! and SIGTERM while they hang on (issue 9, finding 5).
+//! and SIGTERM while they hang on.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -75,7 +75,7 @@ fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDi
     (agent, addr, dir)
 }
 
-/// Found by the second break-it run: connections that each send one byte and stall took
+/// Connections that each send one byte and stall took
 /// every place (a place was taken once a client spoke), and a scraper waited behind them past
 /// Prometheus' 10 s timeout; past the cap on waiting connections it was refused outright.
 #[test]
@@ -145,7 +145,7 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
     drop((idle, half));
 }
 
-/// Found by the second break-it run: SIGHUP (what logrotate scripts send meaning "reload")
+/// SIGHUP (what logrotate scripts send meaning "reload")
 /// ended the agent with its default action, without saving the state file.
 #[test]
 fn sighup_does_not_stop_the_agent() {

@@ -28,7 +28,7 @@ fn read_twice(texts: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Finding 2 of issue 9: a process remembered only its last 256 rotated files, so a rotation
+/// A process remembered only its last 256 rotated files, so a rotation
 /// storm under a glob over dated names read the older ones again from their first byte.
 #[test]
 fn a_rotation_storm_under_a_glob_reads_each_rotated_file_once() {
@@ -64,7 +64,7 @@ fn a_rotation_storm_under_a_glob_reads_each_rotated_file_once() {
     assert_eq!(texts.len(), written + 1);
 }
 
-/// Finding 2 of issue 9: a path switched (a symlink) to another file and back read the first
+/// A path switched (a symlink) to another file and back read the first
 /// file again from byte 0.
 #[test]
 fn a_symlink_switched_back_to_a_file_already_read_goes_on_where_it_stopped() {
@@ -174,7 +174,7 @@ fn wait_for_line(agent: &RunningAgent, log: &Path, n: u32) -> String {
     })
 }
 
-/// Finding 2 of issue 9: after a restart with `--state-file`, a dateext rotation (`vllm.log`
+/// After a restart with `--state-file`, a dateext rotation (`vllm.log`
 /// -> `vllm-20261122.log`) under `*.log` was read again from byte 0 under its new label.
 #[test]
 fn a_dated_rotation_under_a_glob_is_not_read_again_after_a_restart() {
@@ -202,7 +202,7 @@ fn a_dated_rotation_under_a_glob_is_not_read_again_after_a_restart() {
     );
 }
 
-/// Finding 2 of issue 9, in one process: the dated name of a file rotated away is a new match
+/// The dated name of a file rotated away is a new match
 /// of the glob and must not be read again, whether it is found while the rotated file is still
 /// drained or long after.
 #[test]
@@ -227,7 +227,7 @@ fn a_dated_rotation_under_a_glob_is_read_once_in_one_process() {
     assert_eq!(total(&metrics), 30.0, "{:?}", lines_read(&metrics));
 }
 
-/// Finding 3 of issue 9: a glob's file gone for longer than the rotation grace that came back
+/// A glob's file gone for longer than the rotation grace that came back
 /// got a second state entry with the same `log` label, so every per-log series was exported
 /// twice (`llmtail_log_open` both 0 and 1).
 #[test]
@@ -260,7 +260,7 @@ fn a_glob_file_that_leaves_and_comes_back_is_one_log() {
     );
 }
 
-/// Finding 3 of issue 9: deleted files' series were kept for ever (84k series and 44 MB after
+/// Deleted files' series were kept for ever (84k series and 44 MB after
 /// 4,000 files came and went). They go after `--log-expiry`; a named path's come back with it.
 #[test]
 fn the_series_of_a_file_that_is_gone_go_after_log_expiry() {
@@ -313,7 +313,7 @@ fn one_shot_totals(flags: &[String]) -> (f64, usize) {
     (read, lines_read(&metrics).len())
 }
 
-/// Found by the second break-it run: with a glob given before a path it matches, the path's
+/// With a glob given before a path it matches, the path's
 /// state replaced the glob's, and every line the glob's reader handed on was dropped as "from
 /// a log that was never announced" (0 of 10 lines counted).
 #[test]
@@ -332,7 +332,7 @@ fn a_glob_given_before_a_path_it_matches_reads_the_file_once() {
     }
 }
 
-/// Found by the second break-it run: one file named twice (a symlink and its target, a hard
+/// One file named twice (a symlink and its target, a hard
 /// link, `/./`, `//`) was read once per name as it grew (20 lines counted of 15).
 #[test]
 fn one_file_under_several_names_is_read_once() {

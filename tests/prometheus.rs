@@ -300,7 +300,7 @@ pub fn label_in_both_tables() -> String {
     crate::replay::one_shot(&argv.map(String::from))
 }
 
-/// Finding 10 of issue 9: a label set both globally and per log was written twice.
+/// A label set both globally and per log was written twice.
 #[test]
 fn promtool_accepts_a_label_set_both_globally_and_per_log() {
     let Some(promtool) = tool("promtool") else {
@@ -401,7 +401,7 @@ fn a_real_prometheus_scrapes_tritons_families_from_a_triton_log() {
     server.wait_for("llmtail_trtllm_kv_cache_capacity_tokens", 123648.0);
 }
 
-/// The IterationStats fields that Triton's exporter drops (issue 11): a real Prometheus reads
+/// The IterationStats fields that Triton's exporter drops: a real Prometheus reads
 /// them back as the last record (gauges) and the sums of all records (counters) say.
 #[test]
 fn a_real_prometheus_scrapes_the_iteration_stats_fields_tritons_exporter_drops() {
@@ -586,7 +586,7 @@ fn after_a_crash_line_prometheus_sees_the_gauges_go_stale_and_a_restart_brings_t
     server.wait_for("llmtail_vllm_engine_starts_total{engine=\"0\"}", 2.0);
 }
 
-/// The shipped alert rules (`alerts/`, issue 10): promtool accepts them, their unit tests
+/// The shipped alert rules (`alerts/`): promtool accepts them, their unit tests
 /// pass, and every series they name is one llmtail exports (a renamed series must not leave an
 /// alert that can never fire).
 #[test]

@@ -1,4 +1,4 @@
-//! Reloading the config file while serving (issue 10): on SIGHUP, as Prometheus does, and on
+//! Reloading the config file while serving: on SIGHUP, as Prometheus does, and on
 //! `POST /-/reload` with `--web.enable-lifecycle`. Logs added are followed, logs removed are
 //! dropped, labels change, the logs that stay keep their counters, and a file with a mistake
 //! leaves the running configuration as it was.

@@ -218,7 +218,7 @@ fn a_state_file_that_is_not_ours_is_ignored_with_a_warning() {
     );
 }
 
-/// Found by the second break-it run: the state file was written only when more lines came, so
+/// The state file was written only when more lines came, so
 /// after a burst and a quiet spell a `kill -9` restarted from before the burst (and a rotation
 /// while down lost what followed the stale position). It is written a few seconds after the
 /// last lines, with the agent still running.

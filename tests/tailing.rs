@@ -713,7 +713,7 @@ fn stdin_is_read_to_its_end_while_following() {
     assert_nothing_lost(&record);
 }
 
-/// Found by the second break-it run: `printf 'a\nb'  | llmtail --log -` dropped `b` as a
+/// `printf 'a\nb'  | llmtail --log -` dropped `b` as a
 /// truncated partial line. Standard input that ended cannot grow: its last line is whole.
 #[test]
 fn the_last_line_of_stdin_without_a_newline_is_a_line() {
@@ -761,7 +761,7 @@ fn the_last_line_of_a_file_without_a_newline_is_a_line_in_one_shot_but_awaited_w
     );
 }
 
-/// Found by the second break-it run: with a wildcard in a directory part
+/// With a wildcard in a directory part
 /// (`/var/log/pods/*/vllm/*.log`), a file created in a directory that appeared after start-up
 /// was found only by the glob's slow listing (8.5 s with the default poll), and files created
 /// that shortly before a restart and rotated while down were lost.

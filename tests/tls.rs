@@ -1,4 +1,4 @@
-//! TLS and basic auth with `--web.config.file` (issue 10): a real Prometheus scrapes over TLS
+//! TLS and basic auth with `--web.config.file`: a real Prometheus scrapes over TLS
 //! with a password; wrong or missing passwords get 401; plain HTTP to the TLS port gets no
 //! metrics; a client certificate is required when configured; a client that never finishes
 //! its handshake takes neither `/metrics` nor SIGTERM away; reloads take effect on the next

@@ -169,7 +169,7 @@ pub static PREFILTER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// 8 buckets round-robin by their order, and a bucket whose strings' first four bytes differ
 /// lets more text through to its verification: on the one-shot benchmark's log the same 33
 /// strings cost from 246M to 554M instructions by their order alone (the registry's order: 375M;
-/// the 28 strings before issue 11, in theirs: 281M); with SGLang's `-req: ` the 34 cost 244M,
+/// the 28 strings before the sixth engine, in theirs: 281M); with SGLang's `-req: ` the 34 cost 244M,
 /// and with its `#new_token` and `l_num_tokens=` the 36 cost 242M. Found by swapping pairs while
 /// the count went down (BENCHMARKS.md, "First stage"); a new engine's pieces go after these
 /// until the order is measured again. The order changes no answer: no two strings can match at one place.

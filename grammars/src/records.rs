@@ -2,7 +2,7 @@
 //! before it (`...Prefix cache hit rate: 0.0%INFO 07-28 06:41:29 [loggers.py:118] Engine 000:
 //! ...`), and a `/metrics` answer saved to a file holds one JSON object per iteration.
 //!
-//! The rule (issue 9, finding 9): a record head in the middle of a line starts a new record, and
+//! The rule: a record head in the middle of a line starts a new record, and
 //! each record is read as a line of its own is. Every record holds a first-stage anchor after
 //! its head, so a head after a record's anchor starts the next record (moved back over the
 //! process prefixes, logger time or Triton head in front of it, which are that record's). Of

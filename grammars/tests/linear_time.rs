@@ -1,7 +1,7 @@
 //! Every grammar is linear in the line's length: a 1 MiB line built to hit a grammar's worst
-//! case costs at most 10 times a real stats line per byte (issue 9, finding 7: a stats line
+//! case costs at most 10 times a real stats line per byte (a stats line
 //! whose values held `: ` but no `, ` took the 0.7.1 missing-comma path once per field, 1.3 s
-//! for 1 MiB). So does splitting a line into its records (issue 9, finding 9): a line full of
+//! for 1 MiB). So does splitting a line into its records: a line full of
 //! record heads, glued records or JSON objects, within 20 times (a record every few bytes).
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Property test over mutated real lines (issue 9, "Fuzzing"): every line of the line cases,
+//! Property test over mutated real lines: every line of the line cases,
 //! cut, glued, with bytes replaced or inserted, digits swapped for huge, negative or `nan`
 //! numbers. Whatever the grammars make of it: no panic, every rejected line names a known
 //! grammar, and a parsed record carries only values an engine can print (none impossible
@@ -132,7 +132,7 @@ proptest! {
         }
     }
 
-    /// Issue 9, finding 9: two real records glued, the second starting with a head the splitter
+    /// Two real records glued, the second starting with a head the splitter
     /// knows, read as the two records each line is alone.
     #[test]
     fn two_glued_real_records_are_each_read(first in any::<usize>(), second in any::<usize>()) {

@@ -503,7 +503,7 @@ mod tests {
     use super::*;
     use crate::state::vllm::VllmEngine;
 
-    /// Found by the second break-it run: `--label request_type=x` was accepted and written
+    /// `--label request_type=x` was accepted and written
     /// next to the family's own `request_type`, and promtool rejected the whole scrape
     /// ("duplicate label names"). Every label a series gets from llmtail is reserved.
     #[test]

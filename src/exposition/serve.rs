@@ -9,7 +9,7 @@
 //!   connections too), and a request is answered within [`ServeOptions::request_timeout`];
 //! - a *request* takes one of [`ServeOptions::max_connections`] places while it is answered:
 //!   a connection that is idle or still sending its head takes none, so connections that send
-//!   a byte and stall (the second break-it run held every place with 200 of them) cannot make
+//!   a byte and stall (200 of them held every place) cannot make
 //!   a scraper wait;
 //! - at most [`WAITING_PER_PLACE`] connections per place are open; at that cap a new
 //!   connection closes the one that has waited longest without a request being answered, so a

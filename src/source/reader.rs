@@ -558,7 +558,7 @@ impl<'s> Engine<'s> {
 
     /// With a wildcard in a directory part (`/var/log/pods/*/vllm/*.log`), watches every
     /// directory that part matches, so a file created in one of them is seen at once rather
-    /// than at the next listing of the glob (the second break-it run measured 8.5 s, and lost
+    /// than at the next listing of the glob (a listing every few seconds took 8.5 s to see one, and lost
     /// the lines of files created that shortly before a restart). Returns true if a
     /// directory is newly wanted.
     fn watch_glob_dirs(&mut self, source: usize) -> bool {

@@ -2,8 +2,8 @@
 //! value saved.
 //!
 //! JSON has no NaN or infinity, and serde_json writes them as `null`, which an `f64` field
-//! refuses on reading: one such value made every later start-up discard the whole state file
-//! (issue 9, finding 1). Finite values are plain JSON numbers; the others are the strings
+//! refuses on reading: one such value made every later start-up discard the whole state file.
+//! Finite values are plain JSON numbers; the others are the strings
 //! Prometheus spells them with, `"NaN"`, `"+Inf"` and `"-Inf"`. Every serialized float field of
 //! the state names one of these functions in `#[serde(with = "...")]`.
 
