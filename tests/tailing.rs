@@ -797,7 +797,8 @@ fn write_named(dir: &Path, name: &[u8], lines: &[&str]) -> std::path::PathBuf {
 
 /// The `glob` crate matches names as `&str` and skips every name that is not UTF-8 without a
 /// word: a log named in Latin-1 (`caf\xe9.log`) under `/var/log/vllm/*.log` was never
-/// followed. It is, under a label that spells the invalid byte as `\xe9`.
+/// followed. It is, under a label that spells the invalid byte as `\xe9`, whether it is there
+/// at start-up or created later.
 #[test]
 fn a_glob_follows_a_file_whose_name_is_not_utf8_under_an_escaped_label() {
     let dir = tempfile::tempdir().unwrap();
@@ -808,10 +809,22 @@ fn a_glob_follows_a_file_whose_name_is_not_utf8_under_an_escaped_label() {
         tail.wait_lines(1),
         "the file with a Latin-1 name was not followed"
     );
+    write_named(dir.path(), b"na\xefve.log", &["late 0"]);
+    assert!(
+        tail.wait_lines(2),
+        "the Latin-1 file created later was not followed"
+    );
 
     let record = tail.stop();
-    let label = format!("{}/caf\\xe9.log", dir.path().display());
-    assert_eq!(record.texts_of(&label), vec![VLLM_STATS.to_string()]);
+    let label = |name: &str| format!("{}/{name}", dir.path().display());
+    assert_eq!(
+        record.texts_of(&label("caf\\xe9.log")),
+        vec![VLLM_STATS.to_string()]
+    );
+    assert_eq!(
+        record.texts_of(&label("na\\xefve.log")),
+        vec!["late 0".to_string()]
+    );
 }
 
 /// `caf\xe9.log` and `caf\xe8.log` read the same once decoded lossily (`caf\u{fffd}.log`):
