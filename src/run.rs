@@ -91,8 +91,9 @@ pub(crate) fn check_readable(spec: &LogSpec, given: &str) -> anyhow::Result<()> 
             anyhow::anyhow!("cannot read --log {given}: {e}\n  fix: {fix}")
         }),
         LogSpec::Glob(pattern) => {
-            let matched =
-                glob::glob(pattern).is_ok_and(|mut m| m.any(|p| p.is_ok_and(|p| p.is_file())));
+            let matched = crate::source::glob_paths(pattern)
+                .iter()
+                .any(|p| p.is_file());
             anyhow::ensure!(
                 matched,
                 "--log {given} matches no file\n  fix: check the pattern (quoted, so the shell does not expand it) and the directory"

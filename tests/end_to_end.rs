@@ -422,6 +422,28 @@ fn control_characters_of_a_file_name_reach_neither_the_landing_page_nor_stderr_r
     );
 }
 
+/// A log named in Latin-1 under a glob was skipped by the `glob` crate, which matches names as
+/// `&str`: its stats lines never reached `/metrics`. Its label writes the byte as `\xe9` (and
+/// the exposition escapes that backslash as `\\`).
+#[test]
+fn a_glob_counts_the_lines_of_a_file_whose_name_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.log"));
+    append(&log, &[CONFIG_LINE, ISSUE_LINE]);
+    let agent = RunningAgent::start(&["--log", &format!("{}/*.log", dir.path().display())]);
+
+    let label = format!("{}/caf\\\\xe9.log", dir.path().display());
+    let metrics = agent.wait_for("the Latin-1 log's lines", |m| {
+        sample(m, "llmtail_lines_read_total", &[("log", &label)]) == Some(2.0)
+    });
+    assert_eq!(
+        sample(&metrics, "vllm:num_requests_running", &[("log", &label)]),
+        Some(14.0),
+        "{metrics}"
+    );
+}
+
 #[test]
 fn sigterm_shuts_the_agent_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();

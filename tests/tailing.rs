@@ -783,3 +783,108 @@ fn a_glob_with_a_wildcard_directory_sees_a_new_directorys_file_at_once() {
     let record = tail.stop();
     assert_eq!(record.texts(), numbered("a", 0..1));
 }
+
+/// A vLLM stats line, the kind of line a log under a pod glob holds.
+const VLLM_STATS: &str = "INFO 11-28 10:00:00 [loggers.py:123] Engine 000: Avg prompt throughput: 12.0 tokens/s, Avg generation throughput: 30.0 tokens/s, Running: 2 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.0%, Prefix cache hit rate: 0.0%";
+
+/// A file named `name` (raw bytes) in `dir`, holding `lines`.
+fn write_named(dir: &Path, name: &[u8], lines: &[&str]) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let path = dir.join(std::ffi::OsStr::from_bytes(name));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The `glob` crate matches names as `&str` and skips every name that is not UTF-8 without a
+/// word: a log named in Latin-1 (`caf\xe9.log`) under `/var/log/vllm/*.log` was never
+/// followed. It is, under a label that spells the invalid byte as `\xe9`, whether it is there
+/// at start-up or created later.
+#[test]
+fn a_glob_follows_a_file_whose_name_is_not_utf8_under_an_escaped_label() {
+    let dir = tempfile::tempdir().unwrap();
+    write_named(dir.path(), b"caf\xe9.log", &[VLLM_STATS]);
+    let pattern = format!("{}/*.log", dir.path().display());
+    let tail = Tail::start(vec![LogSpec::Glob(pattern)], event_driven());
+    assert!(
+        tail.wait_lines(1),
+        "the file with a Latin-1 name was not followed"
+    );
+    write_named(dir.path(), b"na\xefve.log", &["late 0"]);
+    assert!(
+        tail.wait_lines(2),
+        "the Latin-1 file created later was not followed"
+    );
+
+    let record = tail.stop();
+    let label = |name: &str| format!("{}/{name}", dir.path().display());
+    assert_eq!(
+        record.texts_of(&label("caf\\xe9.log")),
+        vec![VLLM_STATS.to_string()]
+    );
+    assert_eq!(
+        record.texts_of(&label("na\\xefve.log")),
+        vec!["late 0".to_string()]
+    );
+}
+
+/// `caf\xe9.log` and `caf\xe8.log` read the same once decoded lossily (`caf\u{fffd}.log`):
+/// under one label, the second would take over the first's series.
+#[test]
+fn two_names_that_differ_only_in_invalid_bytes_are_two_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    write_named(dir.path(), b"caf\xe9.log", &["e9 0"]);
+    write_named(dir.path(), b"caf\xe8.log", &["e8 0"]);
+    let pattern = format!("{}/*.log", dir.path().display());
+    let reader = Reader::new(vec![LogSpec::Glob(pattern)], SourceOptions::default()).unwrap();
+
+    let record = read_once(reader);
+    let label = |escape: &str| format!("{}/caf\\x{escape}.log", dir.path().display());
+    assert_eq!(record.texts_of(&label("e9")), vec!["e9 0".to_string()]);
+    assert_eq!(record.texts_of(&label("e8")), vec!["e8 0".to_string()]);
+}
+
+/// A name spelled with the escape itself (a backslash, `x`, `e9`) and a name holding the byte
+/// 0xe9 get the same label: the one found second is not followed (and a warning names it),
+/// rather than merged into the first.
+#[test]
+fn a_name_whose_label_another_file_has_is_not_merged_into_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_named(dir.path(), b"caf\\xe9.log", &["spelled 0"]);
+    write_named(dir.path(), b"caf\xe9.log", &["byte 0"]);
+    let pattern = format!("{}/*.log", dir.path().display());
+    let reader = Reader::new(vec![LogSpec::Glob(pattern)], SourceOptions::default()).unwrap();
+
+    let record = read_once(reader);
+    assert_eq!(record.texts(), vec!["spelled 0".to_string()]);
+    assert_eq!(
+        record.count(&Seen::Discovered(format!(
+            "{}/caf\\xe9.log",
+            dir.path().display()
+        ))),
+        1
+    );
+}
+
+/// A wildcard directory part (`pods/*/vllm/*.log`) matches a directory whose name is not
+/// UTF-8 as well, and the file below it is followed.
+#[test]
+fn a_glob_follows_a_file_under_a_directory_whose_name_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = tempfile::tempdir().unwrap();
+    let pod = root
+        .path()
+        .join("pods")
+        .join(std::ffi::OsStr::from_bytes(b"ns_p\xff_uid"));
+    std::fs::create_dir_all(pod.join("vllm")).unwrap();
+    write_named(&pod.join("vllm"), b"0.log", &[VLLM_STATS]);
+    let pattern = format!("{}/pods/*/vllm/*.log", root.path().display());
+    let tail = Tail::start(vec![LogSpec::Glob(pattern)], event_driven());
+    assert!(
+        tail.wait_lines(1),
+        "the file under a Latin-1 directory was not followed"
+    );
+
+    let record = tail.stop();
+    let label = format!("{}/pods/ns_p\\xff_uid/vllm/0.log", root.path().display());
+    assert_eq!(record.texts_of(&label), vec![VLLM_STATS.to_string()]);
+}

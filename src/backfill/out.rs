@@ -46,9 +46,7 @@ pub fn check_out_is_no_log(out: &str, logs: &[LogSettings]) -> Result<(), Config
 fn files_of(spec: &LogSpec) -> Vec<PathBuf> {
     match spec {
         LogSpec::Path(path) => vec![path.clone()],
-        LogSpec::Glob(pattern) => glob::glob(pattern)
-            .map(|paths| paths.filter_map(Result::ok).collect())
-            .unwrap_or_default(),
+        LogSpec::Glob(pattern) => crate::source::glob_paths(pattern),
         LogSpec::Stdin => Vec::new(),
     }
 }

@@ -89,9 +89,10 @@ fn total_bytes(specs: &[LogSpec]) -> Option<u64> {
         .map(|spec| match spec {
             LogSpec::Path(path) => Some(size(path)),
             LogSpec::Glob(pattern) => Some(
-                glob::glob(pattern)
-                    .map(|paths| paths.flatten().map(|p| size(&p)).sum())
-                    .unwrap_or(0),
+                crate::source::glob_paths(pattern)
+                    .iter()
+                    .map(|p| size(p))
+                    .sum(),
             ),
             LogSpec::Stdin => None,
         })

@@ -9,12 +9,14 @@
 //! thread, in order, and the sink must not block for long.
 
 mod file;
+mod glob_paths;
 mod known;
 mod reader;
 mod splitter;
 mod stdin;
 mod watch;
 
+pub use glob_paths::{glob_paths, path_label};
 pub use known::{KnownFile, KnownFiles};
 pub use reader::{Reader, SourceError, SourceOptions, Stopper, DEFAULT_LOG_EXPIRY};
 

@@ -6,6 +6,7 @@
 //! one after the other; a file keeps only its unterminated last line. A file that misbehaves
 //! is reported to the sink and retried; it never stops the reader.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::file::{Ctx, FollowedFile, Identity};
+use super::glob_paths::{glob_paths, path_label};
 use super::known::{KnownFile, KnownFiles};
 use super::stdin::StdinLog;
 use super::watch::{DirWatches, Touched};
@@ -313,6 +315,8 @@ struct Engine<'s> {
     known: KnownFiles,
     /// Globs that matched no file at start-up: their first match is logged.
     unmatched_globs: Vec<LogSpec>,
+    /// Files not followed because another file has their label, each warned about once.
+    label_clashes: HashSet<PathBuf>,
     sink: &'s mut dyn Sink,
     caught_up_sent: bool,
 }
@@ -335,6 +339,7 @@ impl<'s> Engine<'s> {
             watches,
             known,
             unmatched_globs: Vec::new(),
+            label_clashes: HashSet::new(),
             sink,
             caught_up_sent: false,
         }
@@ -372,8 +377,7 @@ impl<'s> Engine<'s> {
                 let (base, pattern) = (base.clone(), pattern.clone());
                 self.watches.want(&base);
                 self.scan_glob(source, true);
-                let matches_a_file =
-                    glob::glob(&pattern).is_ok_and(|mut m| m.any(|p| p.is_ok_and(|p| p.is_file())));
+                let matches_a_file = glob_paths(&pattern).iter().any(|p| p.is_file());
                 if !matches_a_file {
                     tracing::warn!(glob = %pattern, "no file matches this --log glob yet; it is watched, and files that match later are followed");
                     self.unmatched_globs.push(self.specs[source].given.clone());
@@ -506,12 +510,8 @@ impl<'s> Engine<'s> {
         let Spec::Glob { pattern, .. } = &self.specs[source].spec else {
             return Vec::new();
         };
-        let Ok(matches) = glob::glob(pattern) else {
-            return Vec::new();
-        };
         let mut added = Vec::new();
-        // Unreadable directories are skipped; the next scan tries them again.
-        for matched in matches.flatten() {
+        for matched in glob_paths(pattern) {
             let Ok(meta) = std::fs::metadata(&matched) else {
                 continue;
             };
@@ -536,7 +536,10 @@ impl<'s> Engine<'s> {
             // as `app.log`): same inode and same first bytes, since the inode number alone may
             // have been reused by a new file. A file that comes back to its own name is
             // followed again, from where it was read to.
-            let label = matched.display().to_string();
+            let label = path_label(&matched);
+            if self.label_taken(&label, &path) {
+                continue;
+            }
             if self
                 .known
                 .read_elsewhere(&label, &path, &meta, Instant::now())
@@ -554,6 +557,30 @@ impl<'s> Engine<'s> {
             }
         }
         added
+    }
+
+    /// Whether a followed file other than `path` has `label` (a name that spells an invalid
+    /// byte as `\xe9` and a name holding that byte): following both would merge two files into
+    /// one log's series, so the one found second is not followed. Warned once per file.
+    fn label_taken(&mut self, label: &str, path: &Path) -> bool {
+        let Some(holder) = self
+            .files
+            .iter()
+            .find(|f| *f.label == *label && f.path != path)
+        else {
+            return false;
+        };
+        if self.label_clashes.insert(path.to_path_buf()) {
+            tracing::warn!(
+                log = %label,
+                file = ?path,
+                followed = ?holder.path,
+                "not followed: its log label is that of a file already followed (a name that \
+                 is not UTF-8 is labelled with its invalid bytes written \\xNN, which another \
+                 name spells literally); rename one of the two"
+            );
+        }
+        true
     }
 
     /// With a wildcard in a directory part (`/var/log/pods/*/vllm/*.log`), watches every
@@ -576,10 +603,7 @@ impl<'s> Engine<'s> {
             .collect();
         let mut added = false;
         for level in levels {
-            let Ok(dirs) = glob::glob(&level) else {
-                continue;
-            };
-            for dir in dirs.flatten().filter(|d| d.is_dir()) {
+            for dir in glob_paths(&level).into_iter().filter(|d| d.is_dir()) {
                 let dir = std::path::absolute(&dir).unwrap_or(dir);
                 added |= self.watches.want(&dir);
             }
