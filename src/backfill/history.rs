@@ -587,20 +587,17 @@ impl<'a> SampleLines<'a> {
         samples: impl Iterator<Item = (i64, f64)>,
         digits: &mut Digits,
     ) -> io::Result<()> {
-        let SampleLines {
-            head,
-            stamp,
-            last_value,
-            value_text,
-        } = self;
+        // The cursor and last value as locals, kept in registers, and put back at the end.
+        let (mut stamp, mut last_value) = (self.stamp, self.last_value);
+        let (head, value_text) = (&self.head, &mut self.value_text);
         let Text { buffer, out } = text;
         for (time, value) in samples {
             buffer.push_str(head);
-            if *last_value != Some(value.to_bits()) {
+            if last_value != Some(value.to_bits()) {
                 value_text.clear();
                 push_value(value_text, value, digits);
                 value_text.push(' ');
-                *last_value = Some(value.to_bits());
+                last_value = Some(value.to_bits());
             }
             buffer.push_str(value_text);
             stamp.push(buffer, time, digits);
@@ -609,6 +606,7 @@ impl<'a> SampleLines<'a> {
                 buffer.clear();
             }
         }
+        (self.stamp, self.last_value) = (stamp, last_value);
         Ok(())
     }
 }
@@ -652,6 +650,7 @@ impl Stamps {
     }
 }
 
+#[derive(Clone, Copy)]
 struct StampCursor<'a> {
     stamps: &'a Stamps,
     at: usize,
