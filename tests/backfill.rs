@@ -206,6 +206,11 @@ fn replay_text(args: &[&str]) -> String {
 
 /// [`replay_text`], and the summary `llmtail replay` prints.
 fn replay_with_summary(args: &[&str]) -> (String, llmtail::backfill::Summary) {
+    replay_within(args, llmtail::backfill::history::MEMORY_BUDGET)
+}
+
+/// [`replay_with_summary`], holding at most `memory_budget` bytes of samples in memory.
+fn replay_within(args: &[&str], memory_budget: usize) -> (String, llmtail::backfill::Summary) {
     let argv = ["llmtail", "replay"].iter().chain(args);
     let Some(Subcommand::Replay(replay)) = Cli::try_parse_from(argv).expect("flags").command else {
         panic!("not a replay");
@@ -214,12 +219,13 @@ fn replay_with_summary(args: &[&str]) -> (String, llmtail::backfill::Summary) {
     let window = replay.window(&settings.log_timezone).expect("window");
     let mut out = Vec::new();
     // 2026-12-31T12:00:00Z, as the one-shot goldens.
-    let summary = llmtail::backfill::replay(
+    let summary = llmtail::backfill::replay_within(
         &settings,
         window,
         Clock::fixed(1_798_718_400.0),
         &mut out,
         false,
+        memory_budget,
     )
     .expect("replay");
     (String::from_utf8(out).unwrap(), summary)
@@ -554,6 +560,62 @@ fn a_stats_line_without_a_time_is_left_out_and_counted() {
     );
 }
 
+/// A history larger than its memory is spilled to temporary files and merged back: the same
+/// text as held in memory, for the incident (hours of one engine) and every engine's replay
+/// log, spilled after every record or every few (so that runs are merged into fewer, and
+/// records' samples split across runs).
+#[test]
+fn a_history_larger_than_memory_is_spilled_and_written_the_same() {
+    let mut logs = vec![vec![
+        "--log".to_string(),
+        INCIDENT.to_string(),
+        "--log-timezone".into(),
+        "UTC".into(),
+    ]];
+    logs.extend(
+        crate::replay::replay_logs()
+            .iter()
+            .map(|log| replay_args(log)),
+    );
+    let mut spilled = 0;
+    for args in &logs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (held, in_memory) = replay_with_summary(&args);
+        assert_eq!(in_memory.spills, 0, "{args:?}");
+        // 16 bytes: a run per record; 1000 bytes: a run every few records.
+        for budget in [16, 1000] {
+            let (text, summary) = replay_within(&args, budget);
+            assert!(
+                text == held,
+                "{args:?} within {budget} bytes: not the same text"
+            );
+            assert_eq!(summary.samples, in_memory.samples, "{args:?}");
+            spilled += usize::from(summary.spills > 0);
+        }
+    }
+    assert!(spilled > logs.len(), "only {spilled} replays spilled");
+}
+
+/// The flags of a replay log: its path, UTC, and its `.args`.
+fn replay_args(log: &Path) -> Vec<String> {
+    let mut args = vec![
+        "--log".to_string(),
+        log.display().to_string(),
+        "--log-timezone".into(),
+        "UTC".into(),
+    ];
+    if let Ok(extra) = std::fs::read_to_string(log.with_extension("args")) {
+        args.extend(
+            extra
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+    args
+}
+
 /// Every engine's replay log (histograms, labelled families, escaped label values, several
 /// units) makes a history promtool imports.
 #[test]
@@ -562,21 +624,7 @@ fn promtool_imports_the_history_of_every_replay_log() {
         return;
     };
     for log in crate::replay::replay_logs() {
-        let mut args = vec![
-            "--log".to_string(),
-            log.display().to_string(),
-            "--log-timezone".into(),
-            "UTC".into(),
-        ];
-        if let Ok(extra) = std::fs::read_to_string(log.with_extension("args")) {
-            args.extend(
-                extra
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(String::from),
-            );
-        }
+        let args = replay_args(&log);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let dir = tempfile::tempdir().unwrap();
         let history = dir.path().join("history.om");

@@ -54,6 +54,9 @@ pub struct Summary {
     pub before_1970: u64,
     pub samples: usize,
     pub series: usize,
+    /// How many times the history, larger than its memory budget, was spilled to a
+    /// temporary file.
+    pub spills: usize,
     /// The first and last time written (seconds since the epoch).
     pub span: Option<(f64, f64)>,
     pub seconds: f64,
@@ -105,6 +108,13 @@ impl std::fmt::Display for Summary {
                 f,
                 "; {} records in a DST fold's repeated hour read with the later offset",
                 self.dst_second_pass
+            )?;
+        }
+        if self.spills > 0 {
+            write!(
+                f,
+                "; the history, larger than memory, spilled {} times to temporary files",
+                self.spills
             )?;
         }
         if self.before_1970 > 0 {
@@ -197,10 +207,31 @@ pub fn replay(
     out: &mut dyn Write,
     progress: bool,
 ) -> anyhow::Result<Summary> {
+    replay_within(
+        settings,
+        window,
+        clock,
+        out,
+        progress,
+        history::MEMORY_BUDGET,
+    )
+}
+
+/// [`replay`], holding at most `memory_budget` bytes of samples in memory: tests set it small
+/// to make a small log spill.
+#[doc(hidden)]
+pub fn replay_within(
+    settings: &Settings,
+    window: Window,
+    clock: Clock,
+    out: &mut dyn Write,
+    progress: bool,
+    memory_budget: usize,
+) -> anyhow::Result<Summary> {
     let started = Instant::now();
     check_inputs(settings)?;
     let recorder = Arc::new(Mutex::new(Recorder {
-        history: History::default(),
+        history: History::with_memory_budget(memory_budget),
         label_sets: Vec::new(),
         due: Vec::new(),
         window,
@@ -233,9 +264,9 @@ pub fn replay(
         summary.dst_second_pass = state.iter_logs().map(|l| l.dst_second_pass).sum();
         summary.bytes = state.iter_logs().map(|l| l.io.offset).sum();
     }
-    summary.samples = recorder.history.sample_count();
     summary.series = recorder.history.series_count();
-    recorder
+    summary.spills = recorder.history.spills();
+    summary.samples = recorder
         .history
         .write(out)
         .context("cannot write the OpenMetrics text")?;
