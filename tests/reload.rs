@@ -101,16 +101,8 @@ fn a_reload_follows_new_logs_drops_removed_ones_and_keeps_the_counters_of_the_re
 
 #[test]
 fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    append_lines(&log, &[&stats_line(1)]);
-    let config = dir.path().join("llmtail.toml");
-    write_config(&config, &[(&log, "0")]);
-    let agent = RunningAgent::start(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--web.enable-lifecycle",
-    ]);
+    let (dir, agent) = agent_with_one_log();
+    let (log, config) = (dir.path().join("vllm.log"), dir.path().join("llmtail.toml"));
     let metrics = agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
     let reload_ok = |m: &str| expect_sample(m, "llmtail_config_last_reload_successful", &[]);
     let loaded_at = |m: &str| {
@@ -169,16 +161,8 @@ fn a_config_file_with_a_mistake_is_refused_on_reload_and_the_running_one_stays()
 /// exited (its runtime waited for the blocked read).
 #[test]
 fn a_config_file_that_is_a_fifo_is_refused_on_reload_at_once_and_the_agent_still_stops() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    append_lines(&log, &[&stats_line(1)]);
-    let config = dir.path().join("llmtail.toml");
-    write_config(&config, &[(&log, "0")]);
-    let agent = RunningAgent::start(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--web.enable-lifecycle",
-    ]);
+    let (dir, agent) = agent_with_one_log();
+    let (log, config) = (dir.path().join("vllm.log"), dir.path().join("llmtail.toml"));
     agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
 
     std::fs::remove_file(&config).unwrap();
@@ -280,16 +264,8 @@ fn sighup_reloads_the_config_file() {
 
 #[test]
 fn a_reload_with_a_stats_interval_vllm_would_refuse_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("vllm.log");
-    append_lines(&log, &[&stats_line(1)]);
-    let config = dir.path().join("llmtail.toml");
-    write_config(&config, &[(&log, "0")]);
-    let agent = RunningAgent::start(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--web.enable-lifecycle",
-    ]);
+    let (dir, agent) = agent_with_one_log();
+    let (log, config) = (dir.path().join("vllm.log"), dir.path().join("llmtail.toml"));
     agent.wait_for("the log", |m| preemptions(m, &log, "0") == Some(1.0));
 
     let running = std::fs::read_to_string(&config).unwrap();
@@ -304,4 +280,20 @@ fn a_reload_with_a_stats_interval_vllm_would_refuse_is_refused() {
         "{}",
         refused.body
     );
+}
+
+/// An agent following one log (`vllm.log`, one stats line, engine `0`) named in a config file
+/// (`llmtail.toml`), with `/-/reload` enabled; both files are in the directory returned.
+fn agent_with_one_log() -> (tempfile::TempDir, RunningAgent) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("vllm.log");
+    append_lines(&log, &[&stats_line(1)]);
+    let config = dir.path().join("llmtail.toml");
+    write_config(&config, &[(&log, "0")]);
+    let agent = RunningAgent::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--web.enable-lifecycle",
+    ]);
+    (dir, agent)
 }

@@ -445,20 +445,9 @@ fn a_cert_file_of_dev_zero_stops_start_up_at_once_instead_of_filling_the_memory(
         "tls_server_config:\n  cert_file: /dev/zero\n  key_file: server.key\n",
     )
     .unwrap();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
-        .args(site.flags())
-        .args(["--web.listen-address", &free_address()])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let exited = eventually(|| agent.try_wait().unwrap().is_some());
-    if !exited {
-        let _ = agent.kill();
-    }
-    let output = agent.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(exited, "the agent kept reading /dev/zero: {stderr}");
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    // A start-up that kept reading would never exit: start_up_failure would fail on that.
+    let (code, stderr) = start_up_failure(&site);
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("cannot read /dev/zero: it is a character device, not a regular file"),
         "{stderr}"
