@@ -1,7 +1,8 @@
 //! `llmtail replay`'s flags. Those it shares with the agent mean what they mean there, and are
 //! checked by the same code: they are turned into the agent's settings ([`Settings::from_cli`]).
 
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser};
 use jiff::civil::{Date, DateTime};
@@ -9,8 +10,9 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::cli::{Cli, From};
-use crate::config::{ConfigError, Settings};
+use crate::config::{ConfigError, LogSettings, Settings};
 use crate::envelope::EnvelopeKind;
+use crate::source::LogSpec;
 use crate::timezone::LogZone;
 
 pub const LONG_ABOUT: &str = "\
@@ -152,7 +154,7 @@ impl ReplayArgs {
             ));
         }
         if let Some(out) = self.out.as_deref().filter(|out| *out != "-") {
-            super::out::check_out_is_no_log(out, &settings.logs)?;
+            check_out_is_no_log(out, &settings.logs)?;
         }
         Ok(settings)
     }
@@ -200,6 +202,43 @@ fn instant(text: &str, zone: &TimeZone) -> Option<f64> {
     };
     let timestamp = zone.to_ambiguous_timestamp(civil).compatible().ok()?;
     Some(timestamp.as_millisecond() as f64 / 1000.0)
+}
+
+/// Refuses an `--out` that is (by device and inode, so through symlinks and hard links) a
+/// file one of the logs names now, a glob's matches included: a log replayed onto itself
+/// is destroyed, since the history replaces it, or, through a symlink opened for writing,
+/// truncated before it is read.
+pub fn check_out_is_no_log(out: &str, logs: &[LogSettings]) -> Result<(), ConfigError> {
+    let Ok(out_file) = std::fs::metadata(out) else {
+        // Not there (or a symlink to nothing): no log can be it.
+        return Ok(());
+    };
+    let same = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|m| (m.dev(), m.ino()) == (out_file.dev(), out_file.ino()))
+    };
+    for log in logs {
+        if let Some(file) = files_of(&log.spec).into_iter().find(|f| same(f)) {
+            let read = match &log.spec {
+                LogSpec::Glob(_) => format!(" (its match {})", file.display()),
+                _ => String::new(),
+            };
+            return Err(ConfigError(format!(
+                "--out {out} is the file --log {}{read} reads: the history would replace the log before it is read\n  fix: write the history to a path of its own, e.g. --out history.om",
+                log.given
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The files a log names now: its path, or its glob's matches.
+fn files_of(spec: &LogSpec) -> Vec<PathBuf> {
+    match spec {
+        LogSpec::Path(path) => vec![path.clone()],
+        LogSpec::Glob(pattern) => crate::source::glob_paths(pattern),
+        LogSpec::Stdin => Vec::new(),
+    }
 }
 
 #[cfg(test)]

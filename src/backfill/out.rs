@@ -1,55 +1,17 @@
 //! Where `llmtail replay` writes its history (`--out FILE`). The history is written to a
 //! temporary file beside FILE and renamed over it once complete: an interrupted or failed
 //! replay leaves no half history (promtool would refuse it, or worse, an older complete one
-//! would be lost). FILE must not be one of the logs read: the history would replace it.
+//! would be lost). FILE must not be one of the logs read (the arguments refuse it): the
+//! history would replace it.
 
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 
-use crate::config::{ConfigError, LogSettings};
 use crate::pipeline::Clock;
-use crate::source::LogSpec;
 
 use super::args::Window;
 use super::Summary;
-
-/// Refuses an `--out` that is (by device and inode, so through symlinks and hard links) a
-/// file one of the logs names now, a glob's matches included: a log replayed onto itself
-/// is destroyed, since the history replaces it, or, through a symlink opened for writing,
-/// truncated before it is read.
-pub fn check_out_is_no_log(out: &str, logs: &[LogSettings]) -> Result<(), ConfigError> {
-    let Ok(out_file) = std::fs::metadata(out) else {
-        // Not there (or a symlink to nothing): no log can be it.
-        return Ok(());
-    };
-    let same = |path: &Path| {
-        std::fs::metadata(path)
-            .is_ok_and(|m| (m.dev(), m.ino()) == (out_file.dev(), out_file.ino()))
-    };
-    for log in logs {
-        if let Some(file) = files_of(&log.spec).into_iter().find(|f| same(f)) {
-            let read = match &log.spec {
-                LogSpec::Glob(_) => format!(" (its match {})", file.display()),
-                _ => String::new(),
-            };
-            return Err(ConfigError(format!(
-                "--out {out} is the file --log {}{read} reads: the history would replace the log before it is read\n  fix: write the history to a path of its own, e.g. --out history.om",
-                log.given
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The files a log names now: its path, or its glob's matches.
-fn files_of(spec: &LogSpec) -> Vec<PathBuf> {
-    match spec {
-        LogSpec::Path(path) => vec![path.clone()],
-        LogSpec::Glob(pattern) => crate::source::glob_paths(pattern),
-        LogSpec::Stdin => Vec::new(),
-    }
-}
 
 /// Replays into `path`. A `path` that is there and is not a regular file (a device such as
 /// `/dev/null`, a FIFO, a symlink) is written as it is: renamed over, it would be replaced by
