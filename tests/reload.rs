@@ -180,12 +180,7 @@ fn a_config_file_that_is_a_fifo_is_refused_on_reload_at_once_and_the_agent_still
         .contains("fix: give the path of a regular file"));
     assert_eq!(agent.get("/-/ready").unwrap().status, 200);
 
-    let stopping = std::thread::spawn(move || agent.stop());
-    assert!(
-        eventually(|| stopping.is_finished()),
-        "the agent did not stop after the reload"
-    );
-    stopping.join().unwrap().unwrap();
+    agent.stops_promptly("the reload");
 }
 
 #[test]

@@ -428,12 +428,7 @@ fn a_cert_file_that_is_a_fifo_is_refused_on_reload_at_once_and_the_agent_still_s
     );
     assert!(refused.body.contains(&named), "{}", refused.body);
 
-    let stopping = std::thread::spawn(move || agent.stop());
-    assert!(
-        eventually(|| stopping.is_finished()),
-        "the agent did not stop after the reload"
-    );
-    stopping.join().unwrap().unwrap();
+    agent.stops_promptly("the reload");
 }
 
 /// `cert_file: /dev/zero` was read without end: the agent grew to 3 GB in 6 s.

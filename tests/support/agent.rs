@@ -332,6 +332,17 @@ impl RunningAgent {
         last
     }
 
+    /// Stops the agent and fails the test unless it stops within the deadline: nothing it
+    /// did (`after`) may leave it waiting on a blocked read or a running check.
+    pub fn stops_promptly(self, after: &str) {
+        let stopping = std::thread::spawn(move || self.stop());
+        assert!(
+            eventually(|| stopping.is_finished()),
+            "the agent did not stop after {after}"
+        );
+        stopping.join().unwrap().unwrap();
+    }
+
     /// Stops the agent and returns what `serve_on` returned.
     pub fn stop(mut self) -> anyhow::Result<()> {
         self.shutdown.take().map(|tx| tx.send(()));

@@ -167,20 +167,11 @@ fn bracket(input: &str) -> IResult<&str, (LogTime, Ranks)> {
         rest = after;
     }
     let (rest, _) = tag("] ").parse(rest)?;
-    let (hour, minute, second, nanos) =
-        (hour as u8, minute as u8, second as u8, millis * 1_000_000);
+    let (clock, nanos) = ((hour as u8, minute as u8, second as u8), millis * 1_000_000);
     let time = match date {
-        Some(_) => LogTime {
-            year: Some(year as u16),
-            month: month as u8,
-            day: day as u8,
-            hour,
-            minute,
-            second,
-            nanos,
-            utc_offset: None,
-        },
-        None => LogTime::time_only(hour, minute, second, nanos),
+        Some(_) => crate::time::build(Some(year), month, day, clock, nanos, None)
+            .ok_or_else(|| verify_failed(input))?,
+        None => LogTime::time_only(clock.0, clock.1, clock.2, nanos),
     };
     Ok((rest, (time, ranks)))
 }
