@@ -7,8 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use llmtail::engines::parts::caps::{SeriesGuard, DEFAULT_MAX_SERIES};
+use llmtail::engines::parts::pacing::StatsInterval;
 use llmtail::exposition::render::{render, Format};
-use llmtail::state::{pacing::StatsInterval, LogState, State, StateSettings};
+use llmtail::state::{LogState, State, StateSettings};
 
 /// Logs x engines: each engine has every vLLM series a V1 line with spec decoding gives.
 const LOGS: usize = 51;
@@ -21,7 +23,9 @@ fn state() -> Arc<Mutex<State>> {
         stats_interval: StatsInterval::Auto,
         model_name: None,
         constant_labels: vec![("instance_group".into(), "a".into())],
-        series: llmtail::catalog::series_guard(llmtail::state::caps::DEFAULT_MAX_SERIES),
+        series: SeriesGuard {
+            max_series: DEFAULT_MAX_SERIES,
+        },
         log_expiry: llmtail::source::DEFAULT_LOG_EXPIRY.as_secs_f64(),
     });
     for log in 0..LOGS {

@@ -168,6 +168,7 @@ def main():
 
     counts = {}
     counts["grammar_read"] = write("grammar_read", every_line)
+    counts["grammar_each_engine"] = write("grammar_each_engine", every_line)
     counts["grammar_vllm"] = write("grammar_vllm", vllm_cases + other_cases + vllm_replay)
     counts["grammar_trtllm"] = write("grammar_trtllm", trtllm_cases + other_cases + trtllm_replay)
     counts["grammar_lmdeploy"] = write("grammar_lmdeploy", lmdeploy_cases + other_cases + lmdeploy_replay)

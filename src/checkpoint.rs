@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::bounded_read::{read_regular_text, ReadError};
+use crate::engines::parts::float;
 use crate::source::{FileId, KnownFile, Resume};
-use crate::state::float;
 use crate::state::{GrammarCount, LogIo, LogState};
 
 /// The version this build writes. Bumped when the saved form changes: the new form gets a
@@ -229,7 +229,7 @@ impl SavedLog {
             .iter()
             .map(|g| g.last_timestamp)
             .reduce(f64::max);
-        for engine in &mut log.engines {
+        for engine in log.engines.iter_mut() {
             let Some(saved) = self.engines.get(engine.name()) else {
                 continue;
             };
@@ -445,28 +445,29 @@ fn create_temporary(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engines::parts::caps::SeriesGuard;
+    use crate::engines::parts::liveness::{DownReason, Phase};
+    use crate::engines::parts::pacing::StatsInterval;
+    use crate::engines::trtllm::TrtllmLog;
+    use crate::engines::vllm::{EngineKey, VllmLog};
     use crate::source::LogSpec;
-    use crate::state::liveness::{DownReason, Phase};
-    use crate::state::pacing::StatsInterval;
-    use crate::state::trtllm::TrtllmLog;
-    use crate::state::vllm::{EngineKey, VllmLog};
-    use crate::state::{SeriesGuard, StateSettings};
+    use crate::state::StateSettings;
     use std::sync::Arc;
 
     fn vllm_of(log: &LogState) -> &VllmLog {
-        log.engine().unwrap()
+        log.engine()
     }
 
     fn vllm_mut(log: &mut LogState) -> &mut VllmLog {
-        log.engine_mut().unwrap()
+        log.engine_mut()
     }
 
     fn trtllm_of(log: &LogState) -> &TrtllmLog {
-        log.engine().unwrap()
+        log.engine()
     }
 
     fn trtllm_mut(log: &mut LogState) -> &mut TrtllmLog {
-        log.engine_mut().unwrap()
+        log.engine_mut()
     }
 
     /// An engine's state as a state file holds it.

@@ -47,16 +47,35 @@ Logging: on stderr; LLMTAIL_LOG=debug (or warn, or llmtail=debug,...) sets how m
 
 Config file keys (--config): the README's \"Config file\" section; flags win over the file.";
 
-/// Follows the logs of LLM inference engines (vLLM, TensorRT-LLM, Triton) and serves what
-/// their stats lines say as Prometheus metrics, under the engines' own metric names.
-///
-/// Example: llmtail --log /var/log/vllm.log, then curl localhost:3913/metrics
+/// What `llmtail --help` opens with: the engines are the registry's.
+fn long_about() -> String {
+    format!(
+        "Follows the logs of LLM inference engines ({}) and serves what their stats lines say \
+         as Prometheus metrics, under the engines' own metric names.\n\n\
+         Example: llmtail --log /var/log/vllm.log, then curl localhost:3913/metrics",
+        crate::engines::display_names()
+    )
+}
+
+/// `--max-series`'s help, with every engine's per-log caps.
+fn max_series_help() -> String {
+    format!(
+        "The most series the units (engines, ranks, slots, routes) of all logs may make (each \
+         costs its rows in the metric table); a new one past it is refused and counted in \
+         llmtail_series_refused_total. Each log also has fixed caps on new units: {}. [default: \
+         100000]",
+        crate::engines::caps_text()
+    )
+}
+
+/// Follows the logs of LLM inference engines and serves what their stats lines say as
+/// Prometheus metrics, under the engines' own metric names.
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "llmtail",
     version,
     about,
-    long_about,
+    long_about = long_about(),
     max_term_width = 100,
     after_help = AFTER_HELP,
     // `llmtail --log X` stays the agent; `llmtail replay ...` is the subcommand, whose flags
@@ -150,11 +169,8 @@ pub struct Cli {
     #[arg(long = "max-line-bytes", value_name = "BYTES")]
     pub max_line_bytes: Option<usize>,
 
-    /// The most series the engines and ranks of all logs may make (each costs its rows in the
-    /// metric table); a new engine or rank past it is refused and counted in
-    /// llmtail_series_refused_total. Each log also has fixed caps: 1024 vLLM engines, 4096
-    /// TensorRT-LLM ranks, 256 Triton processes, 64 draft positions. [default: 100000]
-    #[arg(long = "max-series", value_name = "N")]
+    /// The most series the units of all logs may make; a new one past it is refused.
+    #[arg(long = "max-series", value_name = "N", long_help = max_series_help())]
     pub max_series: Option<usize>,
 
     /// How long the series of a log that is gone (its file deleted, or renamed away from the

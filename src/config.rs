@@ -13,11 +13,11 @@ use serde::Deserialize;
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
+use crate::engines::parts::pacing::StatsInterval;
 use crate::envelope::EnvelopeKind;
 use crate::exposition::web_config::WebConfigHandle;
 use crate::path_labels::{PathLabels, PathLabelsError};
 use crate::source::LogSpec;
-use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
 /// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
@@ -28,7 +28,7 @@ const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
 /// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
 pub fn reserved_labels() -> Vec<&'static str> {
     let mut labels = AGENT_LABELS.to_vec();
-    for label in crate::catalog::set_labels() {
+    for label in crate::engines::families::set_labels() {
         if !labels.contains(&label) {
             labels.push(label);
         }
@@ -699,7 +699,7 @@ impl Limits {
         let max_series = cli
             .max_series
             .or(config.max_series)
-            .unwrap_or(crate::state::caps::DEFAULT_MAX_SERIES);
+            .unwrap_or(crate::engines::parts::caps::DEFAULT_MAX_SERIES);
         if max_series == 0 {
             return Err(ConfigError(
                 "--max-series: 0 would refuse every engine\n  fix: leave it at 100000, or give a positive number".into(),

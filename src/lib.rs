@@ -3,8 +3,8 @@
 //!
 //! The data flow is one module per stage:
 //! [`source`] (files, rotation, offsets) -> `envelope` (docker, CRI, JSON, ANSI) ->
-//! `llmtail_grammars` (what a line says) -> `state` (per-engine gauges and counters) ->
-//! `exposition` (the HTTP endpoints).
+//! `llmtail_grammars` (what a line says) -> [`engines`] (each engine's gauges and counters) in
+//! [`state`] (per log) -> `exposition` (the HTTP endpoints).
 
 #![forbid(unsafe_code)]
 
@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod engines;
 pub mod envelope;
 pub mod exposition;
 pub mod path_labels;

@@ -10,11 +10,11 @@ use llmtail_grammars::{LogTime, Outcome, Parsed};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::{LogSettings, Settings};
+use crate::engines::EngineSetup;
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::path_labels::PathLabels;
 use crate::service::ServiceManager;
 use crate::source::{FileId, KnownFiles, Lines, LogId, LogSpec, Sink, SkipReason, TailEvent};
-use crate::state::engine::EngineSetup;
 use crate::state::log_clock::LogClock;
 use crate::state::{LogState, State, StateSettings};
 use crate::timezone::{resolve_in_order, zone_explaining, Resolved};
@@ -212,7 +212,7 @@ fn decode<'a>(
 /// Told of every record a log's engine took, once the state holds it (`llmtail replay`
 /// writes the series that engine shows at that moment). `unit` is the only unit of the engine
 /// the record changed, when it changed only one
-/// ([`EngineState::record_unit`](crate::state::engine::EngineState::record_unit)); `line_time` is
+/// ([`EngineStates::record_unit`](crate::engines::EngineStates::record_unit)); `line_time` is
 /// when the record says it was written, if it says.
 pub trait RecordObserver: Send {
     fn applied(&mut self, log: &mut LogState, applied: Applied, settings: &StateSettings);
@@ -302,9 +302,9 @@ fn apply_records(
                 log_state.count_repeat(grammar);
                 return;
             }
-            let taken_by = log_state.apply(parsed, line_time, dating.now, settings, series);
-            if let (Some(engine), Some(observer)) = (taken_by, observer.as_deref_mut()) {
-                let unit = log_state.engines[engine].record_unit(parsed);
+            let engine = log_state.apply(parsed, line_time, dating.now, settings, series);
+            if let Some(observer) = observer.as_deref_mut() {
+                let unit = log_state.engines.record_unit(parsed);
                 let applied = Applied {
                     engine,
                     unit,
@@ -387,7 +387,9 @@ fn state_settings(settings: &Settings) -> StateSettings {
         stats_interval: settings.vllm_stats_interval,
         model_name: settings.model_name.clone(),
         constant_labels: settings.labels.clone(),
-        series: crate::catalog::series_guard(settings.max_series),
+        series: crate::engines::parts::caps::SeriesGuard {
+            max_series: settings.max_series,
+        },
         log_expiry: settings.log_expiry.as_secs_f64(),
     }
 }

@@ -133,7 +133,7 @@ fn per_position_rates_past_the_cap_are_dropped_and_the_rest_of_the_line_kept() {
 fn max_series_refuses_engines_past_its_value() {
     let dir = tempfile::tempdir().unwrap();
     let three_engines = (3
-        * <llmtail::state::VllmLog as llmtail::state::engine::Engine>::series_per_unit())
+        * <llmtail::engines::vllm::VllmLog as llmtail::engines::Engine>::series_per_unit())
     .to_string();
     let metrics = one_shot(
         &dir.path().join("vllm.log"),

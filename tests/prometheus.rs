@@ -612,7 +612,7 @@ fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
         );
     }
     let rules = std::fs::read_to_string(dir.join("llmtail.rules.yml")).unwrap();
-    let exported: Vec<String> = llmtail::catalog::all_metrics()
+    let exported: Vec<String> = llmtail::engines::families::all_metrics()
         .iter()
         .map(|m| m.sample_name())
         .collect();
@@ -703,7 +703,7 @@ fn a_real_prometheus_scrapes_tgis_and_teis_families_from_their_logs() {
     );
     // Requests of 0.097, 0.612, 1.25, 3.40 and 8.91 s: two at or under TGI's 22nd bound
     // (0.748 s), four under its 26th (3.79 s), written as TGI's exporter writes the bounds.
-    let bound = |i: usize| llmtail::state::tgi::TGI_DURATION_BOUNDS[i].to_string();
+    let bound = |i: usize| llmtail::engines::tgi::TGI_DURATION_BOUNDS[i].to_string();
     server.wait_for(
         &format!(
             "tgi_request_duration_bucket{{log=\"{text}\",le=\"{}\"}}",

@@ -1,24 +1,25 @@
-//! The engine registry's promises: an engine is registered once per stage (a grammar in
-//! `llmtail_grammars::ENGINES`, a state in `state::engine::for_each_engine`), and it does not
+//! The engine registry's promises: an engine is registered once, in
+//! `llmtail_grammars::with_engines!`, which gives it a grammar (`ENGINES`) and a state
+//! (`engines::for_each_engine`) under the same name, and it does not
 //! ship without what makes it trustworthy: line cases for every grammar it names, a replay log
 //! with its golden, a row in the README's formats table, and its files named in
 //! `fixtures/README.md`.
 
 use std::path::Path;
 
-use llmtail::state::engine::{self, Engine, EngineVisitor};
+use llmtail::engines::{self, EngineVisitor, Registered};
 use llmtail_grammars::{records, Outcome, ENGINES};
 
 /// Every registered engine on the agent's side: its name and how users call it.
 fn agent_engines() -> Vec<(&'static str, &'static str)> {
     struct Names(Vec<(&'static str, &'static str)>);
     impl EngineVisitor for Names {
-        fn visit<E: Engine>(&mut self) {
+        fn visit<E: Registered>(&mut self) {
             self.0.push((E::NAME, E::DISPLAY_NAME));
         }
     }
     let mut names = Names(Vec::new());
-    engine::for_each_engine(&mut names);
+    engines::for_each_engine(&mut names);
     names.0
 }
 
@@ -134,4 +135,27 @@ fn every_case_file_and_replay_log_is_named_in_the_fixtures_readme() {
             }
         }
     }
+}
+
+/// `with_engines!` declares each engine's modules, where `cargo fmt` does not look (it follows
+/// only `mod` items it can read): this is what keeps those files formatted.
+#[test]
+fn every_engine_folder_is_formatted_though_cargo_fmt_does_not_reach_it() {
+    let mut roots = Vec::new();
+    for engine in ENGINES {
+        for folder in ["grammars/src", "src/engines"] {
+            roots.push(format!("{folder}/{}/mod.rs", engine.engine));
+        }
+    }
+    let check = std::process::Command::new("rustfmt")
+        .args(["--edition", "2021", "--check"])
+        .args(&roots)
+        .output()
+        .expect("rustfmt runs (rustup component add rustfmt)");
+    assert!(
+        check.status.success(),
+        "an engine's files are not formatted; fix: cargo fmt --all -- {}\n{}",
+        roots.join(" "),
+        String::from_utf8_lossy(&check.stdout)
+    );
 }

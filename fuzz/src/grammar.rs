@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use llmtail_grammars::trtllm::{self, loose::Loose};
 use llmtail_grammars::{
-    llamacpp, lmdeploy, ollama, tgi, vllm, LogTime, Outcome, Parsed, Record, GRAMMAR_NAMES,
+    llamacpp, lmdeploy, ollama, vllm, LogTime, Outcome, Parsed, Record, ENGINES, GRAMMAR_NAMES,
 };
 
 use crate::borrowed_from;
@@ -91,39 +91,49 @@ pub fn read(data: &[u8]) {
     }
     // The engine whose record it is reads the line alike on its own. (Compared as text: a
     // `nan` acceptance rate is not equal to itself.)
-    let own = match &read {
-        Outcome::Parsed(Parsed {
-            record: Record::Vllm(_),
-            ..
-        }) => Some(vllm::read(&line)),
-        Outcome::Parsed(Parsed {
-            record: Record::Trtllm(_),
-            ..
-        }) => Some(trtllm::read(&line)),
-        Outcome::Parsed(Parsed {
-            record: Record::Llamacpp(_),
-            ..
-        }) => Some(llamacpp::read(&line)),
-        Outcome::Parsed(Parsed {
-            record: Record::Lmdeploy(_),
-            ..
-        }) => Some(lmdeploy::read(&line)),
-        Outcome::Parsed(Parsed {
-            record: Record::Tgi(_),
-            ..
-        }) => Some(tgi::read(&line)),
-        Outcome::Parsed(Parsed {
-            record: Record::Ollama(_),
-            ..
-        }) => Some(ollama::read(&line)),
-        _ => None,
-    };
-    if let Some(own) = own {
-        assert_eq!(
-            format!("{own:?}"),
-            format!("{read:?}"),
-            "the dispatch and the engine's grammar disagree on {line:?}"
-        );
+    if let Outcome::Parsed(parsed) = &read {
+        let engine = ENGINES
+            .iter()
+            .find(|e| e.engine == parsed.record.engine())
+            .expect("every record's engine is registered");
+        let (own, _) = (engine.read_message)(&line);
+        // A message behind a head no grammar knows is read by the dispatch alone.
+        if own != Outcome::Unmatched {
+            assert_eq!(
+                format!("{own:?}"),
+                format!("{read:?}"),
+                "the dispatch and the engine's grammar disagree on {line:?}"
+            );
+        }
+    }
+}
+
+/// Every registered engine's reader on any line: it answers only records of its own engine and
+/// grammar names it owns, and behind a foreign head the same.
+pub fn each_engine(data: &[u8]) {
+    let line = String::from_utf8_lossy(data);
+    for engine in ENGINES {
+        let (read, message_at) = (engine.read_message)(&line);
+        assert!(message_at <= line.len(), "{}: {message_at}", engine.engine);
+        own_outcome(engine.engine, &line, &read);
+        if let Some(read_foreign) = engine.read_foreign {
+            let at = line.len() / 2;
+            if let (Some(head), Some(message)) = (line.get(..at), line.get(at..)) {
+                own_outcome(engine.engine, &line, &read_foreign(head, message));
+            }
+        }
+    }
+}
+
+/// One engine's outcome for `line`: valid as any outcome is, and the engine's own.
+fn own_outcome(engine: &str, line: &str, read: &Outcome<'_>) {
+    outcome(line, read);
+    match read {
+        Outcome::Rejected { grammar } => {
+            assert!(grammar.starts_with(&format!("{engine}_")), "{engine}: {grammar}");
+        }
+        Outcome::Parsed(p) => assert_eq!(p.record.engine(), engine, "{p:?}"),
+        Outcome::Unmatched => {}
     }
 }
 

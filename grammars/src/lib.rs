@@ -15,16 +15,9 @@
 
 pub mod domain;
 pub mod foreign;
-pub mod llamacpp;
-pub mod lmdeploy;
 pub mod number;
-pub mod ollama;
 mod records;
-pub mod sglang;
-pub mod tgi;
 pub mod time;
-pub mod trtllm;
-pub mod vllm;
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -49,53 +42,85 @@ pub struct Parsed<'a> {
     pub record: Record<'a>,
 }
 
-/// What a line says, per engine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum Record<'a> {
-    Vllm(vllm::VllmRecord<'a>),
-    Trtllm(trtllm::TrtllmRecord<'a>),
-    Llamacpp(llamacpp::LlamacppRecord),
-    Lmdeploy(lmdeploy::LmdeployRecord),
-    Tgi(tgi::TgiRecord<'a>),
-    Ollama(ollama::OllamaRecord<'a>),
-    Sglang(sglang::SglangRecord<'a>),
+/// The one list of engines: the module of each (`grammars/src/<engine>/` here,
+/// `src/engines/<engine>/` in the agent) and the name of its [`Record`] variant, in the order
+/// the dispatch asks them (a line holds one engine's anchors nearly always, and no line of one
+/// parses as another's: the line cases hold every engine's lines and check it, so the order
+/// only decides how soon a stats line is claimed; vLLM's lines are the most common) and the
+/// exposition writes them.
+///
+/// `with_engines!(then)` calls the macro `then!` with the list, as `module Variant` pairs:
+/// [`Record`], [`ENGINES`], the agent's registry and the fuzz dispatch are made from it, so
+/// adding an engine is its folders and one line here. Each engine's module has a
+/// `GRAMMAR: EngineGrammar` and an `EngineRecord<'a>`, the type its variant holds.
+///
+/// The modules are declared by this list, where `cargo fmt` does not look:
+/// `.ci/run` formats them with `rustfmt` (see CONTRIBUTING.md).
+#[macro_export]
+macro_rules! with_engines {
+    ($then:ident) => {
+        $then! {
+            vllm Vllm,
+            trtllm Trtllm,
+            llamacpp Llamacpp,
+            lmdeploy Lmdeploy,
+            tgi Tgi,
+            ollama Ollama,
+            sglang Sglang,
+        }
+    };
 }
 
-impl Record<'_> {
-    /// The name of the grammar that produced this record, as used in the
-    /// `grammar` label of `llmtail_lines_parsed_total`.
-    pub fn grammar(&self) -> &'static str {
-        match self {
-            Record::Vllm(r) => r.grammar(),
-            Record::Trtllm(r) => r.grammar(),
-            Record::Llamacpp(r) => r.grammar(),
-            Record::Lmdeploy(r) => r.grammar(),
-            Record::Tgi(r) => r.grammar(),
-            Record::Ollama(r) => r.grammar(),
-            Record::Sglang(r) => r.grammar(),
-        }
-    }
+/// The grammars' side of [`with_engines!`]: each engine's module, its [`Record`] variant and
+/// its place in [`ENGINES`].
+macro_rules! grammar_registry {
+    ($($engine:ident $Variant:ident,)*) => {
+        $(pub mod $engine;)*
 
-    /// True when every value is one the engine can print: what each engine's reader checks
-    /// before it answers [`Outcome::Parsed`] (tests and fuzzers hold every parse to it).
-    pub fn possible(&self) -> bool {
-        match self {
-            Record::Vllm(r) => r.possible(),
-            Record::Trtllm(r) => r.possible(),
-            Record::Llamacpp(r) => r.possible(),
-            Record::Lmdeploy(r) => r.possible(),
-            Record::Tgi(r) => r.possible(),
-            Record::Ollama(r) => r.possible(),
-            Record::Sglang(r) => r.possible(),
+        /// What a line says, per engine: the variant is the engine whose record it is.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(untagged)]
+        pub enum Record<'a> {
+            $($Variant($engine::EngineRecord<'a>),)*
         }
-    }
+
+        impl Record<'_> {
+            /// The name of the grammar that produced this record, as used in the
+            /// `grammar` label of `llmtail_lines_parsed_total`.
+            pub fn grammar(&self) -> &'static str {
+                match self {
+                    $(Record::$Variant(r) => r.grammar(),)*
+                }
+            }
+
+            /// True when every value is one the engine can print: what each engine's reader
+            /// checks before it answers [`Outcome::Parsed`] (tests and fuzzers hold every
+            /// parse to it).
+            pub fn possible(&self) -> bool {
+                match self {
+                    $(Record::$Variant(r) => r.possible(),)*
+                }
+            }
+
+            /// The engine whose record it is: its [`EngineGrammar::engine`].
+            pub fn engine(&self) -> &'static str {
+                match self {
+                    $(Record::$Variant(_) => $engine::GRAMMAR.engine,)*
+                }
+            }
+        }
+
+        /// Every engine's grammar, in [`with_engines!`] order.
+        pub static ENGINES: &[&EngineGrammar] = &[$(&$engine::GRAMMAR,)*];
+    };
 }
+
+with_engines!(grammar_registry);
 
 /// One engine's grammar, as the dispatch sees it: what the first stage looks for, which anchors
 /// say the line is this engine's, the names its records count under, and its reader. The lists
 /// below ([`GRAMMAR_NAMES`], [`PREFILTER`], the second-stage searchers) are derived from
-/// [`ENGINES`]; adding an engine is one module and one entry there.
+/// [`ENGINES`], which [`with_engines!`] makes.
 pub struct EngineGrammar {
     /// The engine's name, as the agent's registry and the fixtures name it (`vllm`).
     pub engine: &'static str,
@@ -119,20 +144,6 @@ pub struct EngineGrammar {
 
 /// See [`EngineGrammar::read_foreign`].
 pub type ForeignReader = for<'a> fn(head: &'a str, message: &'a str) -> Outcome<'a>;
-
-/// Every engine, in the order the dispatch asks them: a line holds one engine's anchors nearly
-/// always, and no line of one parses as another's (the line cases hold every engine's lines and
-/// check it), so the order only decides how soon a stats line is claimed. vLLM's lines are the
-/// most common.
-pub static ENGINES: &[&EngineGrammar] = &[
-    &vllm::GRAMMAR,
-    &trtllm::GRAMMAR,
-    &llamacpp::GRAMMAR,
-    &lmdeploy::GRAMMAR,
-    &tgi::GRAMMAR,
-    &ollama::GRAMMAR,
-    &sglang::GRAMMAR,
-];
 
 /// Every value [`Record::grammar`] can return: the `grammar` label's whole domain.
 pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {

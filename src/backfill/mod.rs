@@ -162,7 +162,7 @@ impl RecordObserver for Arc<Mutex<Recorder>> {
             }
             return;
         }
-        let Some(state) = log.engines.get_mut(applied.engine) else {
+        let Some(state) = log.engines.nth_mut(applied.engine) else {
             return;
         };
         // As a scrape at the line's time would: an engine judged down shows no gauges.

@@ -5,20 +5,6 @@
 //! Names are vLLM's and Triton's own wherever the engine exports the same meaning, so
 //! existing dashboards and alerts work unchanged; everything else is `llmtail_`.
 
-use crate::state::engine::{self, Engine, EngineVisitor};
-
-pub use llamacpp::LLAMACPP;
-pub use lmdeploy::LMDEPLOY;
-pub use sglang::SGLANG;
-pub use tgi::TGI;
-
-pub use ollama::{
-    OLLAMA_LOADED_RUNNERS, OLLAMA_LOG, OLLAMA_ROUTE, OLLAMA_RUNNER_LOADS,
-    OLLAMA_RUNNER_LOAD_SECONDS,
-};
-pub use trtllm::TRTLLM;
-pub use vllm::{VLLM_ENGINE, VLLM_STATS_LOGGING_DISABLED};
-
 /// The Prometheus metric type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -136,84 +122,35 @@ impl<T> Row<T> {
     }
 }
 
+/// One row of an engine's table that reads one value: `engine_metric!(name, Kind, help,
+/// source, read)`, or with `while_down` last.
 macro_rules! engine_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        engine_metric!($name, $kind, $help, $source, $read, false)
+        $crate::catalog::engine_metric!($name, $kind, $help, $source, $read, false)
     };
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr, $while_down:expr) => {
-        Row {
-            metric: Metric {
+        $crate::catalog::Row {
+            metric: $crate::catalog::Metric {
                 name: $name,
-                kind: Kind::$kind,
+                kind: $crate::catalog::Kind::$kind,
                 help: $help,
                 labels: "",
                 source: $source,
             },
-            read: Reading::One($read),
+            read: $crate::catalog::Reading::One($read),
             while_down: $while_down,
         }
     };
 }
+pub(crate) use engine_metric;
 
 /// A series about the engine's liveness, exported whether it is up or down.
 macro_rules! liveness_metric {
     ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        engine_metric!($name, $kind, $help, $source, $read, true)
+        $crate::catalog::engine_metric!($name, $kind, $help, $source, $read, true)
     };
 }
-
-macro_rules! trtllm_family {
-    ($name:literal, $kind:ident, $label:literal, $labels:literal, $help:literal, $source:literal, $read:expr) => {
-        Row {
-            metric: Metric {
-                name: $name,
-                kind: Kind::$kind,
-                help: $help,
-                labels: $labels,
-                source: $source,
-            },
-            read: Reading::LabelledStatic($label, $read),
-            while_down: false,
-        }
-    };
-}
-
-macro_rules! trtllm_metric {
-    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        Row {
-            metric: Metric {
-                name: $name,
-                kind: Kind::$kind,
-                help: $help,
-                labels: "",
-                source: $source,
-            },
-            read: Reading::One($read),
-            while_down: false,
-        }
-    };
-}
-
-// After the macros: the tables use them.
-mod llamacpp;
-mod lmdeploy;
-mod ollama;
-mod sglang;
-mod tgi;
-mod trtllm;
-mod vllm;
-
-/// 1 for an engine that stopped logging while a line was due, else 0: what tells a silent
-/// engine with work in hand from one that shut down, crashed or is idle, which
-/// `llmtail_*_engine_up` cannot.
-fn overdue(status: crate::state::liveness::Status) -> f64 {
-    use crate::state::liveness::{DownReason, Status};
-    if status == Status::Down(DownReason::Overdue) {
-        1.0
-    } else {
-        0.0
-    }
-}
+pub(crate) use liveness_metric;
 
 /// Series about llmtail itself, per followed log.
 pub mod agent {
@@ -272,7 +209,7 @@ pub mod agent {
     pub const SERIES_REFUSED: Metric = Metric {
         name: "llmtail_series_refused",
         kind: Kind::Counter,
-        help: "Records dropped because they would have made series past a cap (logged once per log): more than 1024 vLLM engine indexes, 4096 TensorRT-LLM ranks, 256 Triton process slots or 1024 llama-server slots in one log, more than 64 draft positions (the rest of that line is kept), or a new engine or rank past --max-series.",
+        help: "Records dropped because they would have made series past a cap (logged once per log): a per-log cap of an engine's units or draft positions (the rest of that line is kept; llmtail --help lists the caps), or a new unit past --max-series.",
         labels: "`log`",
         source: "a record naming an engine, rank or process the caps leave no room for",
     };
@@ -406,78 +343,6 @@ pub mod agent {
     ];
 }
 
-/// `--max-series`.
-pub fn series_guard(max_series: usize) -> crate::state::SeriesGuard {
-    crate::state::SeriesGuard { max_series }
-}
-
-/// Every metric family, for validation and the README: each engine's table and per-log
-/// series, in exposition order, then the agent's own.
-pub fn all_metrics() -> Vec<Metric> {
-    struct Families(Vec<Metric>);
-    impl EngineVisitor for Families {
-        fn visit<E: Engine>(&mut self) {
-            self.0.extend(E::table().iter().map(|row| row.metric));
-            self.0.extend(E::log_metrics().iter().copied());
-        }
-    }
-    let mut families = Families(Vec::new());
-    engine::for_each_engine(&mut families);
-    families.0.extend(agent::ALL.iter().copied());
-    families.0
-}
-
-/// Every label name an engine's series get from llmtail: its units' and its rows' extra ones
-/// (`le` for a histogram). No `--label` may take one (`config::reserved_labels`).
-pub fn set_labels() -> Vec<&'static str> {
-    struct Labels(Vec<&'static str>);
-    impl EngineVisitor for Labels {
-        fn visit<E: Engine>(&mut self) {
-            self.0.extend(E::UNIT_LABELS);
-            for row in E::table() {
-                let label = match row.read {
-                    Reading::Histogram(..) => Some("le"),
-                    _ => row.extra_label(),
-                };
-                self.0.extend(label.filter(|l| !self.0.contains(l)));
-            }
-        }
-    }
-    let mut labels = Labels(Vec::new());
-    engine::for_each_engine(&mut labels);
-    labels.0.dedup();
-    labels.0
-}
-
-/// Every engine's labels note, for the README ([`Engine::LABELS_NOTE`]).
-fn labels_notes() -> Vec<&'static str> {
-    struct Notes(Vec<&'static str>);
-    impl EngineVisitor for Notes {
-        fn visit<E: Engine>(&mut self) {
-            self.0.push(E::LABELS_NOTE);
-        }
-    }
-    let mut notes = Notes(Vec::new());
-    engine::for_each_engine(&mut notes);
-    notes.0
-}
-
-/// The README's metric table, rendered from this catalog.
-pub fn markdown_table() -> String {
-    let mut out = format!("Every {}.\n\n", labels_notes().join("; every "));
-    out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
-    for m in all_metrics() {
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            m.sample_name(),
-            m.kind.as_str(),
-            m.labels,
-            m.source
-        ));
-    }
-    out
-}
-
 /// Prometheus' metric-name grammar, `[a-zA-Z_:][a-zA-Z0-9_:]*`: the exposition writes names as
 /// they are, so the catalog's test checks every one.
 pub fn is_valid_metric_name(name: &str) -> bool {
@@ -501,107 +366,6 @@ pub fn is_valid_label_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::vllm::VllmEngine;
-
-    /// `--label request_type=x` was accepted and written
-    /// next to the family's own `request_type`, and promtool rejected the whole scrape
-    /// ("duplicate label names"). Every label a series gets from llmtail is reserved.
-    #[test]
-    fn every_label_llmtail_sets_is_reserved() {
-        for label in set_labels() {
-            assert!(
-                crate::config::reserved_labels().contains(&label),
-                "{label} is set by llmtail but a --label may take it"
-            );
-        }
-    }
-
-    /// What `llmtail_*_engine_overdue` tells that `llmtail_*_engine_up` cannot: the replay golden
-    /// `vllm-0.14.1-dp2-one-engine-overdue` shows it on a whole log.
-    #[test]
-    fn overdue_is_one_only_for_an_engine_that_stopped_logging_with_a_line_due() {
-        use crate::state::liveness::{DownReason, Status};
-        assert_eq!(overdue(Status::Down(DownReason::Overdue)), 1.0);
-        for status in [
-            Status::Up,
-            Status::Idle,
-            Status::Down(DownReason::Shutdown),
-            Status::Down(DownReason::Crash),
-        ] {
-            assert_eq!(overdue(status), 0.0, "{status:?}");
-        }
-    }
-
-    #[test]
-    fn a_position_without_a_sample_has_no_series_and_the_others_keep_theirs() {
-        let metric = VLLM_ENGINE
-            .iter()
-            .find(|m| m.metric.name == "llmtail_vllm_spec_decode_acceptance_rate_per_position")
-            .unwrap();
-        let Reading::Labelled("position", read) = metric.read else {
-            panic!("per-position rates are labelled by position");
-        };
-        let mut engine = VllmEngine::default();
-        engine.spec_per_position = vec![Some(0.333), None, Some(0.182)];
-        assert_eq!(
-            read(&engine),
-            [("0".to_string(), 0.333), ("2".to_string(), 0.182)]
-        );
-    }
-
-    #[test]
-    fn every_name_is_a_valid_prometheus_name_and_unique() {
-        let mut seen = std::collections::HashSet::new();
-        for m in all_metrics() {
-            assert!(is_valid_metric_name(m.name), "{}", m.name);
-            assert!(
-                !m.name.ends_with("_total"),
-                "{}: counters are named without _total",
-                m.name
-            );
-            assert!(seen.insert(m.name), "{} twice", m.name);
-            assert!(!m.help.is_empty() && !m.help.contains('\n') && !m.help.contains('\\'));
-        }
-    }
-
-    /// Every name of these engines' tables is the engine's own (one of its exporter's prefixes)
-    /// or ours for that engine.
-    #[test]
-    fn names_are_the_engines_own_or_ours() {
-        fn names<T>(table: &[Row<T>]) -> Vec<&'static str> {
-            table.iter().map(|row| row.metric.name).collect()
-        }
-        let cases = [
-            ("vllm", names(VLLM_ENGINE), "vllm:"),
-            ("trtllm", names(TRTLLM), "nv_trt_llm_"),
-            ("sglang", names(SGLANG), "sglang:"),
-            ("lmdeploy", names(LMDEPLOY), "lmdeploy:"),
-        ];
-        for (engine, names, own) in cases {
-            for name in names {
-                let ours = name.starts_with(&format!("llmtail_{engine}_"));
-                assert!(ours || name.starts_with(own), "{name}");
-            }
-        }
-    }
-
-    /// Names of our own are `llmtail_<engine>_...` for every engine: a series of ours never
-    /// wears a name another engine's exporter could own.
-    #[test]
-    fn our_own_names_name_their_engine() {
-        struct Check;
-        impl EngineVisitor for Check {
-            fn visit<E: Engine>(&mut self) {
-                for row in E::table() {
-                    let name = row.metric.name;
-                    if name.starts_with("llmtail_") {
-                        assert!(name.starts_with(&format!("llmtail_{}_", E::NAME)), "{name}");
-                    }
-                }
-            }
-        }
-        engine::for_each_engine(&mut Check);
-    }
 
     #[test]
     fn label_names_follow_the_grammar() {
@@ -609,35 +373,5 @@ mod tests {
         assert!(!is_valid_label_name("__name__"));
         assert!(!is_valid_label_name("9x"));
         assert!(!is_valid_label_name("a-b"));
-    }
-}
-
-#[cfg(test)]
-mod readme {
-    /// The README's metric table is this catalog. `LLMTAIL_BLESS=1` rewrites it.
-    #[test]
-    fn the_readme_metric_table_is_rendered_from_the_catalog() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let (begin, end) = ("<!-- metrics:begin -->\n", "<!-- metrics:end -->");
-        let start = readme
-            .find(begin)
-            .expect("README has the metrics:begin marker")
-            + begin.len();
-        let stop = readme.find(end).expect("README has the metrics:end marker");
-        let table = super::markdown_table();
-        if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
-            std::fs::write(
-                path,
-                format!("{}{}{}", &readme[..start], table, &readme[stop..]),
-            )
-            .unwrap();
-            return;
-        }
-        assert_eq!(
-            &readme[start..stop],
-            table,
-            "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme"
-        );
     }
 }

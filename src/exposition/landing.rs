@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 
 use crate::config::{LogSettings, Settings};
+use crate::engines::parts::liveness::Status;
+use crate::engines::{self, EngineVisitor, LandingCell, Registered};
 use crate::printable::escape_controls;
 use crate::source::LogSpec;
-use crate::state::engine::{self, Engine, EngineVisitor, LandingCell};
-use crate::state::liveness::Status;
 use crate::state::{LogState, State};
 
 /// How a cell reads at a glance.
@@ -203,11 +203,11 @@ fn engine_tables(state: &State, now: f64) -> Vec<Table> {
         now,
         tables: Vec::new(),
     };
-    engine::for_each_engine(&mut tables);
+    engines::for_each_engine(&mut tables);
     tables.tables
 }
 
-/// Each engine's table: its units, one row each, in [`engine::for_each_engine`] order.
+/// Each engine's table: its units, one row each, in [`engines::for_each_engine`] order.
 struct EngineTables<'a> {
     state: &'a State,
     now: f64,
@@ -215,13 +215,11 @@ struct EngineTables<'a> {
 }
 
 impl EngineVisitor for EngineTables<'_> {
-    fn visit<E: Engine>(&mut self) {
+    fn visit<E: Registered>(&mut self) {
         let mut rows = Vec::new();
         for log in self.state.shown_logs() {
-            let Some(engine) = log.engine::<E>() else {
-                continue;
-            };
-            for cells in engine.landing_rows(log, &self.state.settings) {
+            let engine = log.engine::<E>();
+            for cells in engine.landing_rows(&log.view(), &self.state.settings) {
                 let mut row = vec![Cell::code(log.label.to_string())];
                 // Ages on the log's own timeline: how long ago on the agent's clock, whatever
                 // zone the stamps were written in.

@@ -13,9 +13,9 @@ use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::{agent, HistogramView, Kind, LeFormat, Metric, Reading, Row};
-use crate::state::engine::{self, Engine, EngineVisitor, UnitLabels};
+use crate::engines::{self, Engine, EngineVisitor, Registered, UnitLabels};
 
-use crate::state::liveness::Status;
+use crate::engines::parts::liveness::Status;
 use crate::state::{LogState, State, StateSettings};
 
 /// The two text formats we serve.
@@ -276,7 +276,7 @@ impl Exposition {
             .shown_logs()
             .map(|log| (label_set(agent_labels(log)), log))
             .collect();
-        engine::for_each_engine(&mut EngineRows { out: self, state });
+        engines::for_each_engine(&mut EngineRows { out: self, state });
 
         self.per_log(&agent::LINES_READ, &logs, |l| l.io.lines_read as f64);
         self.per_log_labelled(&agent::LINES_PARSED, &logs, "grammar", |l| {
@@ -493,7 +493,7 @@ impl PendingFamily {
     }
 }
 
-/// Renders each engine's rows over the units of every shown log, in [`engine::for_each_engine`]
+/// Renders each engine's rows over the units of every shown log, in [`engines::for_each_engine`]
 /// order.
 struct EngineRows<'a> {
     out: &'a mut Exposition,
@@ -501,27 +501,25 @@ struct EngineRows<'a> {
 }
 
 impl EngineVisitor for EngineRows<'_> {
-    fn visit<E: Engine>(&mut self) {
+    fn visit<E: Registered>(&mut self) {
         let settings = &self.state.settings;
         let mut units = Vec::new();
         for log in self.state.shown_logs() {
             push_units::<E>(&mut units, settings, log);
         }
-        rows(self.out, E::table(), &units, E::status);
+        rows(self.out, E::TABLE, &units, E::status);
     }
 }
 
 /// Each unit of `log`'s engine `E` with its label set (written once, escaped).
-fn push_units<'a, E: Engine>(
+fn push_units<'a, E: Registered>(
     units: &mut Vec<(String, &'a E::Unit)>,
     settings: &'a StateSettings,
     log: &'a LogState,
 ) {
-    let Some(engine) = log.engine::<E>() else {
-        return;
-    };
+    let engine = log.engine::<E>();
     let own = own_labels::<E>(settings, log);
-    for (labels, unit) in engine.units(log, settings) {
+    for (labels, unit) in engine.labelled_units(&log.view(), settings) {
         debug_assert!(
             labels.iter().all(|(name, _)| E::UNIT_LABELS.contains(name)),
             "{}: a unit label missing from UNIT_LABELS, so not reserved",
@@ -607,11 +605,11 @@ pub fn unit_samples(
     selected: &[Option<usize>],
     sets: &mut UnitLabelSets,
 ) {
-    let Some(state) = log.engines.get(engine) else {
+    let Some(state) = log.engines.nth(engine) else {
         return;
     };
     if selected.iter().any(Option::is_some) {
-        engine::for_each_engine(&mut SomeUnits {
+        engines::for_each_engine(&mut SomeUnits {
             out: &mut *out,
             settings,
             log,
@@ -647,17 +645,15 @@ struct SomeUnits<'a, S> {
 }
 
 impl<S: SampleSink> EngineVisitor for SomeUnits<'_, S> {
-    fn visit<E: Engine>(&mut self) {
+    fn visit<E: Registered>(&mut self) {
         if E::NAME != self.name {
             return;
         }
-        let Some(engine) = self.log.engine::<E>() else {
-            return;
-        };
+        let engine = self.log.engine::<E>();
         // A record that changed one unit (and so no unit's labels: Engine::record_unit)
         // leaves the label sets as they were.
         if self.sets.stale || self.sets.units.len() != engine.unit_count() {
-            let mut labelled = engine.units(self.log, self.settings);
+            let mut labelled = engine.labelled_units(&self.log.view(), self.settings);
             let own = own_labels::<E>(self.settings, self.log);
             self.sets.update(&mut labelled, &own);
             self.sets.stale = false;
@@ -669,7 +665,7 @@ impl<S: SampleSink> EngineVisitor for SomeUnits<'_, S> {
                 continue;
             };
             self.out.unit(Some(index));
-            rows(self.out, E::table(), &[(labels.as_str(), unit)], E::status);
+            rows(self.out, E::TABLE, &[(labels.as_str(), unit)], E::status);
         }
     }
 }
@@ -747,7 +743,7 @@ mod tests {
 
     #[test]
     fn text_004_names_counters_by_their_samples_and_open_metrics_by_their_family() {
-        let metric = &crate::catalog::VLLM_ENGINE
+        let metric = &<crate::engines::vllm::State as Engine>::TABLE
             .iter()
             .find(|m| m.metric.name == "vllm:generation_tokens")
             .unwrap()

@@ -4,107 +4,21 @@
 //! state is a pure function of the lines applied (their order and timestamps), which is what
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
-pub mod engine;
-pub mod float;
-pub mod histogram;
-pub mod liveness;
-pub mod llamacpp;
-pub mod lmdeploy;
 pub mod log_clock;
-pub mod ollama;
-pub mod pacing;
 pub mod repeats;
-pub mod sglang;
-pub mod tgi;
-pub mod trtllm;
-pub mod version;
-pub mod vllm;
 
 use std::sync::Arc;
 
 use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
+use crate::engines::parts::caps::{Refused, SeriesGuard};
+use crate::engines::{EngineSetup, EngineStates, LogContext, LogView, Registered};
 use crate::source::{LogSpec, SkipReason};
-use engine::{ApplyContext, Engine, EngineSetup, EngineState};
 use log_clock::LogClock;
-use pacing::StatsInterval;
 use repeats::RecentRecords;
-pub use vllm::VllmLog;
 
-/// Settings that shape how records become series.
-#[derive(Debug, Clone)]
-pub struct StateSettings {
-    /// `--vllm-stats-interval`: how vLLM's throughputs become token counts.
-    pub stats_interval: StatsInterval,
-    /// `--model-name`: the `model_name` label when the log never names its model.
-    pub model_name: Option<String>,
-    /// `--label`s: constant labels on every engine series.
-    pub constant_labels: Vec<(String, String)>,
-    /// `--max-series` and what one engine or rank costs against it.
-    pub series: SeriesGuard,
-    /// `--log-expiry`, in seconds: how long the series of a file that is gone stay.
-    pub log_expiry: f64,
-}
-
-/// Caps on what one log's lines can create. A log is one server: each cap is the most its
-/// engine can print, with room to spare. Past them a log is garbled or hostile, and every new
-/// label value would be series kept for ever (100k `Engine NNN:` values made 900k series).
-/// Each engine's own caps ([`Cap`]) are in its state module; these are shared.
-pub mod caps {
-    /// Per-position acceptance rates (vLLM, LMDeploy): one per draft position
-    /// (`num_speculative_tokens`, 1 to 10 in practice; EAGLE trees and n-gram drafts stay
-    /// under 64).
-    pub const SPEC_POSITIONS: usize = 64;
-    /// `--max-series`: a 64 MiB agent keeps about this many series comfortably.
-    pub const DEFAULT_MAX_SERIES: usize = 100_000;
-}
-
-/// A per-log cap of an engine: the most label values of one kind a log can make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cap {
-    /// What the cap counts, for the warning: "a vLLM engine index (Engine NNN:)".
-    pub what: &'static str,
-    pub cap: usize,
-}
-
-/// `--max-series`: a global guard on the series engines and ranks of all logs can make,
-/// counted as units times what each costs (its rows in its engine's catalog table,
-/// [`Engine::series_per_unit`]). The one place where logs affect each other: units already
-/// made keep their series, and the log that asks for a new one past the guard is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeriesGuard {
-    pub max_series: usize,
-}
-
-/// What a record would have created past a cap; it is not created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// A new unit (engine, rank, slot) past one of its engine's per-log caps.
-    Cap(Cap),
-    /// Positions past the cap are dropped; the rest of the line is kept.
-    SpecPosition,
-    /// A new engine or rank past `--max-series`.
-    MaxSeries,
-}
-
-impl Refused {
-    pub fn what(self) -> &'static str {
-        match self {
-            Refused::Cap(cap) => cap.what,
-            Refused::SpecPosition => "per-position acceptance rates past the cap",
-            Refused::MaxSeries => "a new engine, rank or route (--max-series)",
-        }
-    }
-
-    pub fn cap(self, guard: &SeriesGuard) -> usize {
-        match self {
-            Refused::Cap(cap) => cap.cap,
-            Refused::SpecPosition => caps::SPEC_POSITIONS,
-            Refused::MaxSeries => guard.max_series,
-        }
-    }
-}
+pub use crate::engines::parts::settings::StateSettings;
 
 /// How the configuration was loaded (serving only), as Prometheus says of its own.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,11 +152,8 @@ pub struct LogState {
     /// Gone for longer than `--log-expiry`: its series are not shown (a named path comes back
     /// to the same counters; see [`State::judge`]).
     pub expired: bool,
-    /// What the lines said, one state per engine ([`engine::for_each_engine`] order).
-    pub engines: Vec<Box<dyn EngineState>>,
-    /// What one unit of each engine costs against `--max-series`, in `engines` order
-    /// (computed once: asked for every record).
-    unit_costs: Vec<usize>,
+    /// What the lines said, one state per engine.
+    pub engines: EngineStates,
 }
 
 impl LogState {
@@ -274,33 +185,31 @@ impl LogState {
             from_glob: false,
             gone_since: None,
             expired: false,
-            engines: Vec::new(),
-            unit_costs: Vec::new(),
+            engines: EngineStates::new(&EngineSetup { vllm_version }),
         }
-        .with_engines(engine::new_states(&EngineSetup { vllm_version }))
-    }
-
-    fn with_engines(mut self, engines: Vec<Box<dyn EngineState>>) -> Self {
-        self.unit_costs = engines.iter().map(|e| e.series_per_unit()).collect();
-        self.engines = engines;
-        self
     }
 
     /// This log's state of engine `E`.
-    pub fn engine<E: Engine>(&self) -> Option<&E> {
-        self.engines.iter().find_map(|e| e.as_any().downcast_ref())
+    pub fn engine<E: Registered>(&self) -> &E {
+        self.engines.get()
     }
 
     /// This log's state of engine `E`, to change.
-    pub fn engine_mut<E: Engine>(&mut self) -> Option<&mut E> {
-        self.engines
-            .iter_mut()
-            .find_map(|e| e.as_any_mut().downcast_mut())
+    pub fn engine_mut<E: Registered>(&mut self) -> &mut E {
+        self.engines.get_mut()
+    }
+
+    /// What the log's engines need to know of it, to label and show their units.
+    pub fn view(&self) -> LogView<'_> {
+        LogView {
+            label: &self.label,
+            model_name: self.model_name.as_deref(),
+        }
     }
 
     /// A reload's settings for this log's engines.
     pub fn reconfigure_engines(&mut self, setup: &EngineSetup<'_>) {
-        for engine in &mut self.engines {
+        for engine in self.engines.iter_mut() {
             engine.reconfigure(setup);
         }
     }
@@ -343,11 +252,7 @@ impl LogState {
 
     /// What this log's engines and ranks cost against `--max-series`.
     pub fn series(&self) -> usize {
-        self.engines
-            .iter()
-            .zip(&self.unit_costs)
-            .map(|(engine, cost)| engine.unit_count() * cost)
-            .sum()
+        self.engines.series()
     }
 
     /// Applies one parsed line. `line_time` is when the line says it was written (record head
@@ -355,7 +260,7 @@ impl LogState {
     /// only for `llmtail_last_parsed_timestamp_seconds` when the line has no time. `series` is
     /// what all logs' engines and ranks cost ([`State::series`]), kept up to date here.
     /// Returns the index in `engines` of the engine whose record it was (a replay writes that
-    /// engine's series after it), `None` when no engine took it.
+    /// engine's series after it).
     pub fn apply(
         &mut self,
         parsed: &Parsed<'_>,
@@ -363,7 +268,7 @@ impl LogState {
         read_time: f64,
         settings: &StateSettings,
         series: &mut usize,
-    ) -> Option<usize> {
+    ) -> usize {
         let at = line_time.unwrap_or(read_time);
         let grammar = parsed.record.grammar();
         match self.parsed.iter_mut().find(|g| g.grammar == grammar) {
@@ -380,29 +285,18 @@ impl LogState {
         if let Some(t) = line_time {
             self.latest_line_at = Some(self.latest_line_at.map_or(t, |l| l.max(t)));
         }
-        let guard = settings.series;
-        let mut outcome = Ok(());
-        let mut taken_by = None;
-        for (index, (engine, &cost)) in self.engines.iter_mut().zip(&self.unit_costs).enumerate() {
-            let context = ApplyContext {
-                settings,
-                may_grow: *series + cost <= guard.max_series,
-                log: &self.label,
-            };
-            // Only the engine whose record it is can change its units.
-            let before = engine.unit_count() * cost;
-            if let Some(applied) = engine.apply(parsed, line_time, &context) {
-                // A model change clears engines: the count goes down as well as up.
-                *series = (*series + engine.unit_count() * cost).saturating_sub(before);
-                outcome = applied;
-                taken_by = Some(index);
-                break;
-            }
+        let log = LogContext {
+            settings,
+            series: *series,
+            label: &self.label,
+        };
+        let applied = self.engines.apply(parsed, line_time, &log);
+        // A model change clears engines: the count goes down as well as up.
+        *series = (*series + applied.series_after).saturating_sub(applied.series_before);
+        if let Err(refused) = applied.outcome {
+            self.refuse(refused, &settings.series);
         }
-        if let Err(refused) = outcome {
-            self.refuse(refused, &guard);
-        }
-        taken_by
+        applied.engine
     }
 
     /// Counts a refused record; the first of a log is logged (later ones are the same story).
@@ -490,7 +384,7 @@ impl State {
                 continue;
             }
             let log_now = log.log_now(now);
-            for engine in &mut log.engines {
+            for engine in log.engines.iter_mut() {
                 engine.judge(log_now, &self.settings);
             }
         }

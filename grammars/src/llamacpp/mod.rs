@@ -70,6 +70,9 @@ pub struct Origin {
     pub uptime_us: Option<u64>,
 }
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = LlamacppRecord;
+
 /// What one llama-server line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

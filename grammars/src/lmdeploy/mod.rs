@@ -38,6 +38,9 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
 /// no record rather than a rejected one.)
 const FIRST_STAGE: &[&str] = &["hput: ", "KV cache"];
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = LmdeployRecord;
+
 /// What one LMDeploy line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

@@ -39,6 +39,9 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
 /// from 32 to 34 strings and add 6% to the dispatch's instructions over a vLLM log.
 const FIRST_STAGE: &[&str] = &["[GIN] ", "unner"];
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = OllamaRecord<'a>;
+
 /// What one Ollama line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

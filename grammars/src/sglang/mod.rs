@@ -48,6 +48,9 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
 /// is four bytes or longer (a three-byte piece made Teddy fingerprint every piece by three bytes).
 const FIRST_STAGE: &[&str] = &["-req: ", "#new_token", "l_num_tokens="];
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = SglangRecord<'a>;
+
 /// What one SGLang line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

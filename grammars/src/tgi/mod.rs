@@ -47,6 +47,9 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
 /// the capacity line needs no piece of its own.
 const FIRST_STAGE: &[&str] = &["_router"];
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = TgiRecord<'a>;
+
 /// What one TGI, TEI or LoRAX line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

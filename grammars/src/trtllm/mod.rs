@@ -91,6 +91,9 @@ const FIRST_STAGE: &[&str] = &[
     "Signal (",
 ];
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = TrtllmRecord<'a>;
+
 /// What one TensorRT-LLM line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]

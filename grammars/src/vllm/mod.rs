@@ -88,6 +88,9 @@ pub fn anchors() -> impl Iterator<Item = &'static str> {
     ANCHORS.iter().chain(lifecycle::ANCHORS).copied()
 }
 
+/// The record [`crate::Record`] holds for this engine.
+pub type EngineRecord<'a> = VllmRecord<'a>;
+
 /// What one vLLM line says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
