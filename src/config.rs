@@ -40,10 +40,7 @@ pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
-/// A start-up error: printed as `llmtail: <message>`, exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+pub use crate::config_error::ConfigError;
 
 /// One `--log` (or `[[log]]`), with what applies to it alone.
 #[derive(Debug, Clone, PartialEq)]
@@ -385,7 +382,7 @@ impl Settings {
     /// Merges the flags with the config file they name, and validates the result.
     pub fn from_cli(cli: Cli) -> Result<Settings, ConfigError> {
         let flags = cli.clone();
-        let (config, config_origin) = match &cli.config {
+        let (config, config_origin) = match &cli.log.config {
             Some(path) => (
                 read_config(path)?,
                 format!("config file {}", path.display()),
@@ -394,7 +391,7 @@ impl Settings {
         };
         let labels = constant_labels(&cli, &config, &config_origin)?;
         let log_timezone = default_zone(
-            cli.log_timezone.as_deref(),
+            cli.log.log_timezone.as_deref(),
             config.log_timezone.as_deref(),
             &config_origin,
         )?;
@@ -437,7 +434,7 @@ impl Settings {
             max_connections: limits.max_connections,
             telemetry_path,
             from: cli.from.or(config.from).unwrap_or(From::Start),
-            model_name: cli.model_name.or(config.model_name),
+            model_name: cli.log.model_name.or(config.model_name),
             labels,
             vllm_stats_interval,
             max_line_bytes: limits.max_line_bytes,
@@ -472,9 +469,9 @@ fn log_settings(
     (constant_labels, default_zone): (&[(String, String)], &LogZone),
 ) -> Result<Vec<LogSettings>, ConfigError> {
     let defaults = LogDefaults {
-        envelope: cli.envelope.or(config.envelope).unwrap_or_default(),
+        envelope: cli.log.envelope.or(config.envelope).unwrap_or_default(),
         zone: default_zone,
-        path_labels: match (&cli.path_labels, &config.path_labels) {
+        path_labels: match (&cli.log.path_labels, &config.path_labels) {
             (Some(given), _) => Some(("--path-labels".to_string(), given.as_str())),
             (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given.as_str())),
             (None, None) => None,
@@ -486,7 +483,7 @@ fn log_settings(
         let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
         logs.push(entry_settings(entry, &origin, &defaults)?);
     }
-    for given in &cli.logs {
+    for given in &cli.log.logs {
         let spec = log_spec(given, "--log")?;
         if !logs.iter().any(|l| l.spec == spec) {
             logs.push(flag_settings(spec, given, &defaults)?);
@@ -502,7 +499,7 @@ fn log_settings(
             "--log - (stdin) given twice\n  fix: read standard input once".into(),
         ));
     }
-    let vllm_version = cli.vllm_version.clone().or(config.vllm_version.clone());
+    let vllm_version = cli.log.vllm_version.clone().or(config.vllm_version.clone());
     for log in &mut logs {
         if log.vllm_version.is_none() {
             log.vllm_version.clone_from(&vllm_version);
@@ -585,7 +582,7 @@ fn constant_labels(
         check_label_name(name, &format!("{config_origin}, [labels]"))?;
         labels.push((name.clone(), value.clone()));
     }
-    for text in &cli.labels {
+    for text in &cli.log.labels {
         let (name, value) = label(text, "--label")?;
         labels.retain(|(n, _)| *n != name);
         labels.push((name, value));
@@ -655,7 +652,7 @@ fn vllm_stats_interval(
     config_origin: &str,
 ) -> Result<StatsInterval, ConfigError> {
     let origin = || format!("{config_origin}, vllm_stats_interval");
-    match (&cli.vllm_stats_interval, &config.vllm_stats_interval) {
+    match (&cli.log.vllm_stats_interval, &config.vllm_stats_interval) {
         (Some(text), _) => stats_interval(text, "--vllm-stats-interval"),
         // `{:e}` is exact for any number a TOML file holds; `{}` would spell 1e308 in 309 digits.
         (None, Some(IntervalValue::Seconds(seconds))) if seconds.is_finite() && *seconds > 0.0 => {
@@ -679,6 +676,7 @@ struct Limits {
 impl Limits {
     fn from(cli: &Cli, config: &ConfigFile) -> Result<Limits, ConfigError> {
         let max_line_bytes = cli
+            .log
             .max_line_bytes
             .or(config.max_line_bytes)
             .unwrap_or(DEFAULT_MAX_LINE_BYTES);

@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
 pub mod config;
+pub mod config_error;
 pub mod envelope;
 pub mod exposition;
 pub mod path_labels;

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use llmtail::backfill::args::ReplayArgs;
+use llmtail::cli::ReplayArgs;
 use llmtail::cli::{Cli, Command};
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;

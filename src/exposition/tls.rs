@@ -63,7 +63,7 @@ fn pem_source(
     dir: &Path,
     keys: (&str, &str),
     errors: &FileError,
-) -> Result<Option<(Vec<u8>, String)>, crate::config::ConfigError> {
+) -> Result<Option<(Vec<u8>, String)>, crate::config_error::ConfigError> {
     let inline = inline.filter(|t| !t.is_empty());
     let file = file.filter(|p| !p.as_os_str().is_empty());
     match (inline, file) {
@@ -96,7 +96,7 @@ fn certificates(
     origin: &str,
     key: &str,
     errors: &FileError,
-) -> Result<Vec<CertificateDer<'static>>, crate::config::ConfigError> {
+) -> Result<Vec<CertificateDer<'static>>, crate::config_error::ConfigError> {
     let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(pem).collect();
     match certs {
         Ok(certs) if !certs.is_empty() => Ok(certs),
@@ -114,7 +114,11 @@ fn certificates(
 }
 
 /// The TLS version a `min_version` or `max_version` names: 10, 11, 12 or 13.
-fn version(text: &str, key: &str, errors: &FileError) -> Result<u8, crate::config::ConfigError> {
+fn version(
+    text: &str,
+    key: &str,
+    errors: &FileError,
+) -> Result<u8, crate::config_error::ConfigError> {
     match text {
         "TLS10" => Ok(10),
         "TLS11" => Ok(11),
@@ -143,7 +147,10 @@ impl TlsSection {
             || set_path(&self.client_ca_file)
     }
 
-    fn refuse_unsupported(&self, errors: &FileError) -> Result<(), crate::config::ConfigError> {
+    fn refuse_unsupported(
+        &self,
+        errors: &FileError,
+    ) -> Result<(), crate::config_error::ConfigError> {
         let refusals = [
             (
                 self.cipher_suites.is_some(),
@@ -179,7 +186,7 @@ impl TlsSection {
         &self,
         dir: &Path,
         errors: &FileError,
-    ) -> Result<Option<Arc<ServerConfig>>, crate::config::ConfigError> {
+    ) -> Result<Option<Arc<ServerConfig>>, crate::config_error::ConfigError> {
         self.refuse_unsupported(errors)?;
         if !self.is_enabled() {
             return Ok(None);

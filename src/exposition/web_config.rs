@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::auth::{self, BadHash, Checker, Users};
 use super::tls::TlsSection;
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// The file, as written.
 #[derive(Debug, Default, Deserialize)]

@@ -19,7 +19,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde::Deserialize;
 
 use crate::bounded_read::{read_regular, read_regular_text, SMALL_FILE_LIMIT};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// `--remote-write.interval`'s default, the issue's: the scrape interval of Prometheus' example
 /// configuration (its built-in default is 1m), so a push holds what a typical scrape would.
