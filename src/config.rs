@@ -11,53 +11,22 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde::Deserialize;
 
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
-use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
 use crate::exposition::web_config::WebConfigHandle;
-use crate::path_labels::{PathLabels, PathLabelsError};
+use crate::label_names::{check_label_name, label};
+use crate::log_settings::{entry_settings, flag_settings, zone, LogDefaults, LogEntry};
 use crate::source::LogSpec;
 use crate::state::pacing::StatsInterval;
 use crate::timezone::LogZone;
 
-/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
-/// `llmtail_remote_write_samples_sent_total{url}`, ...).
-const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
-
-/// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
-/// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
-pub fn reserved_labels() -> Vec<&'static str> {
-    let mut labels = AGENT_LABELS.to_vec();
-    for label in crate::catalog::set_labels() {
-        if !labels.contains(&label) {
-            labels.push(label);
-        }
-    }
-    labels
-}
+pub use crate::config_error::ConfigError;
+pub use crate::label_names::reserved_labels;
+pub use crate::log_settings::{log_spec, LogSettings};
 
 pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
-
-pub use crate::config_error::ConfigError;
-
-/// One `--log` (or `[[log]]`), with what applies to it alone.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogSettings {
-    pub spec: LogSpec,
-    /// As the user wrote it.
-    pub given: String,
-    pub envelope: EnvelopeKind,
-    pub model_name: Option<String>,
-    pub labels: Vec<(String, String)>,
-    /// The vLLM version that wrote it, when its lines no longer say.
-    pub vllm_version: Option<String>,
-    /// The zone its times without one are read in.
-    pub timezone: LogZone,
-    /// `path_labels` (or `--path-labels`): labels taken from each of its files' paths.
-    pub path_labels: Option<PathLabels>,
-}
 
 /// Everything the agent runs with.
 #[derive(Debug, Clone)]
@@ -155,20 +124,6 @@ struct WebSection {
     config_file: Option<PathBuf>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LogEntry {
-    path: String,
-    envelope: Option<EnvelopeKind>,
-    model_name: Option<String>,
-    vllm_version: Option<String>,
-    #[serde(alias = "log_timezone")]
-    timezone: Option<String>,
-    path_labels: Option<String>,
-    #[serde(default)]
-    labels: std::collections::BTreeMap<String, String>,
-}
-
 /// An example config, shown when the file cannot be read as one.
 const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for example:\n\
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
@@ -192,43 +147,6 @@ fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
             e.message()
         ))
     })
-}
-
-/// Parses `NAME=VALUE`, checking the name.
-fn label(text: &str, origin: &str) -> Result<(String, String), ConfigError> {
-    let (name, value) = text.split_once('=').ok_or_else(|| {
-        ConfigError(format!(
-            "{origin}: {text:?} is not NAME=VALUE\n  fix: write it as --label instance_group=a"
-        ))
-    })?;
-    check_label_name(name, origin)?;
-    Ok((name.to_string(), value.to_string()))
-}
-
-fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
-    if !is_valid_label_name(name) {
-        return Err(ConfigError(format!(
-            "{origin}: {name:?} is not a valid Prometheus label name\n  fix: use letters, digits and '_', not starting with a digit or '__'"
-        )));
-    }
-    if reserved_labels().contains(&name) {
-        return Err(ConfigError(format!(
-            "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name, e.g. {:?}",
-            unreserved_alternative(name)
-        )));
-    }
-    Ok(())
-}
-
-/// A name like `name` that llmtail does not set, to suggest in place of a reserved one: the
-/// obvious suffixes can be reserved too (`model` -> `model_name`, which engines set).
-fn unreserved_alternative(name: &str) -> String {
-    let reserved = reserved_labels();
-    ["served", "path", "user"]
-        .iter()
-        .map(|prefix| format!("{prefix}_{name}"))
-        .find(|candidate| !reserved.contains(&candidate.as_str()))
-        .unwrap_or_else(|| format!("my_{name}"))
 }
 
 /// The stats intervals vLLM itself accepts (`VLLM_LOG_STATS_INTERVAL`), in seconds. Outside
@@ -326,18 +244,6 @@ fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result
     Ok(())
 }
 
-/// Looks up a time zone by its IANA name, or `auto`.
-fn zone(name: &str, origin: &str) -> Result<LogZone, ConfigError> {
-    if name.eq_ignore_ascii_case("auto") {
-        return Ok(LogZone::auto());
-    }
-    LogZone::named(name).map_err(|e| {
-        ConfigError(format!(
-            "{origin}: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC (`timedatectl list-timezones` lists them), or auto"
-        ))
-    })
-}
-
 /// The zone of every log without a `timezone` of its own: `--log-timezone`, else the config
 /// file's `log_timezone`, else the agent's own zone.
 fn default_zone(
@@ -350,32 +256,6 @@ fn default_zone(
         (None, Some(name)) => zone(name, &format!("{config_origin}, log_timezone")),
         (None, None) => Ok(LogZone::local()),
     }
-}
-
-/// Reads `--log`'s argument: `-`, a glob, or a path.
-pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
-    if given == "-" {
-        return Ok(LogSpec::Stdin);
-    }
-    if given.is_empty() {
-        return Err(ConfigError(format!(
-            "{origin}: empty log path\n  fix: --log /var/log/vllm.log"
-        )));
-    }
-    if given.contains(['*', '?', '[']) {
-        glob::Pattern::new(given).map_err(|e| {
-            ConfigError(format!("{origin}: bad glob {given:?}: {e}\n  fix: quote the glob and check its brackets, e.g. --log '/var/log/vllm/*.log'"))
-        })?;
-        return Ok(LogSpec::Glob(given.to_string()));
-    }
-    // A directory would be retried for ever as "not a regular file": say what was meant.
-    if Path::new(given).is_dir() {
-        let pattern = format!("{}/*.log", given.trim_end_matches('/'));
-        return Err(ConfigError(format!(
-            "{origin}: {given:?} is a directory, not a log file\n  fix: follow the logs in it with a quoted glob, e.g. --log '{pattern}'"
-        )));
-    }
-    Ok(LogSpec::Path(PathBuf::from(given)))
 }
 
 impl Settings {
@@ -450,16 +330,6 @@ impl Settings {
     }
 }
 
-/// What a log takes when neither its `[[log]]` entry nor its `--log` says otherwise.
-struct LogDefaults<'a> {
-    envelope: EnvelopeKind,
-    zone: &'a LogZone,
-    /// `--path-labels`, else the config file's `path_labels`, with where it was given.
-    path_labels: Option<(String, &'a str)>,
-    /// `--label`s and `[labels]`, which a path's captures may not repeat.
-    constant_labels: &'a [(String, String)],
-}
-
 /// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them
 /// (a path is followed once, with its entry's settings if it has one).
 fn log_settings(
@@ -508,69 +378,6 @@ fn log_settings(
     Ok(logs)
 }
 
-/// A `[[log]]` entry's settings, checked.
-fn entry_settings(
-    entry: &LogEntry,
-    origin: &str,
-    defaults: &LogDefaults<'_>,
-) -> Result<LogSettings, ConfigError> {
-    let mut labels = Vec::new();
-    for (name, value) in &entry.labels {
-        check_label_name(name, origin)?;
-        labels.push((name.clone(), value.clone()));
-    }
-    let timezone = match &entry.timezone {
-        Some(name) => zone(name, &format!("{origin}, timezone"))?,
-        None => defaults.zone.clone(),
-    };
-    // The entry's own path_labels wins over --path-labels: it was written for this path.
-    let path_labels = match &entry.path_labels {
-        Some(given) => Some((format!("{origin}, path_labels"), given.as_str())),
-        None => defaults
-            .path_labels
-            .as_ref()
-            .map(|(at, given)| (format!("{origin} with {at}"), *given)),
-    };
-    let path_labels = path_labels
-        .map(|(at, given)| checked_path_labels(given, &at, &labels, defaults.constant_labels))
-        .transpose()?;
-    Ok(LogSettings {
-        spec: log_spec(&entry.path, origin)?,
-        given: entry.path.clone(),
-        envelope: entry.envelope.unwrap_or(defaults.envelope),
-        model_name: entry.model_name.clone(),
-        labels,
-        vllm_version: entry.vllm_version.clone(),
-        timezone,
-        path_labels,
-    })
-}
-
-/// A `--log`'s settings: the defaults.
-fn flag_settings(
-    spec: LogSpec,
-    given: &str,
-    defaults: &LogDefaults<'_>,
-) -> Result<LogSettings, ConfigError> {
-    let path_labels = defaults
-        .path_labels
-        .as_ref()
-        .map(|(at, path_labels)| {
-            checked_path_labels(path_labels, at, &[], defaults.constant_labels)
-        })
-        .transpose()?;
-    Ok(LogSettings {
-        spec,
-        given: given.to_string(),
-        envelope: defaults.envelope,
-        model_name: None,
-        labels: Vec::new(),
-        vllm_version: None,
-        timezone: defaults.zone.clone(),
-        path_labels,
-    })
-}
-
 /// The constant labels: the config file's `[labels]`, then the `--label`s (flags win).
 fn constant_labels(
     cli: &Cli,
@@ -588,43 +395,6 @@ fn constant_labels(
         labels.push((name, value));
     }
     Ok(labels)
-}
-
-/// A `path_labels` value (`origin` says where it was given), compiled, with each capture name
-/// checked as a `--label`'s is and refused when the log's own `labels` or the constant labels
-/// set it too: a label written twice makes Prometheus reject the whole scrape, and which of two
-/// values should win is the user's to say.
-fn checked_path_labels(
-    given: &str,
-    origin: &str,
-    own_labels: &[(String, String)],
-    constant_labels: &[(String, String)],
-) -> Result<PathLabels, ConfigError> {
-    // Captures llmtail does not set itself: `model` would be refused (engines set it).
-    let example = "e.g. '/srv/(?P<team>[^/]+)/(?P<deployment>[^/]+)/[^/]+\\.log$', or 'kubernetes'";
-    let path_labels = PathLabels::new(given).map_err(|e| match e {
-        PathLabelsError::Syntax(why) => ConfigError(format!(
-            "{origin}: {given:?} is not a regex:\n{why}\n  fix: a regex (Rust regex syntax) with named captures, {example}"
-        )),
-        PathLabelsError::NoNamedCapture => ConfigError(format!(
-            "{origin}: {given:?} has no named capture, so it would add no label\n  fix: name each part to keep with (?P<label>...), {example}"
-        )),
-    })?;
-    for name in path_labels.names() {
-        check_label_name(name, &format!("{origin}, capture (?P<{name}>...)"))?;
-        let clash = [
-            ("the entry's labels", own_labels),
-            ("[labels] or --label", constant_labels),
-        ]
-        .into_iter()
-        .find(|(_, labels)| labels.iter().any(|(n, _)| n == name));
-        if let Some((table, _)) = clash {
-            return Err(ConfigError(format!(
-                "{origin}: the capture {name:?} is a label that {table} set too\n  fix: drop {name:?} from {table}, or write path_labels as a regex whose capture has another name"
-            )));
-        }
-    }
-    Ok(path_labels)
 }
 
 /// `--web.telemetry-path`: an absolute path that is not the landing page nor under `/-/`.
@@ -993,7 +763,7 @@ mod tests {
     }
 
     fn path_labels_of(log: &LogSettings) -> Option<&str> {
-        log.path_labels.as_ref().map(PathLabels::pattern)
+        log.path_labels.as_ref().map(crate::path_labels::PathLabels::pattern)
     }
 
     #[test]
@@ -1088,6 +858,71 @@ mod tests {
                 .to_string();
             assert!(err.contains(expected), "{config} {args:?}: {err}");
             assert!(err.contains("fix:"), "{config} {args:?}: {err}");
+        }
+    }
+
+    fn vllm_versions(settings: &Settings) -> Vec<Option<&str>> {
+        settings
+            .logs
+            .iter()
+            .map(|l| l.vllm_version.as_deref())
+            .collect()
+    }
+
+    #[test]
+    fn an_entrys_vllm_table_gives_its_version_as_its_vllm_version_key_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[[log]]\npath = \"/table.log\"\n[log.vllm]\nversion = \"0.6.3\"\n\
+            [[log]]\npath = \"/key.log\"\nvllm_version = \"0.6.3\"\n\
+            [[log]]\npath = \"/both.log\"\nvllm_version = \"0.6.3\"\n[log.vllm]\nversion = \"0.6.3\"\n\
+            [[log]]\npath = \"/neither.log\"\n";
+        let s = settings_with_config(&dir, text, &["--vllm-version", "0.16.0"]).unwrap();
+        assert_eq!(
+            vllm_versions(&s),
+            [Some("0.6.3"), Some("0.6.3"), Some("0.6.3"), Some("0.16.0")]
+        );
+        let s = settings_with_config(&dir, text, &[]).unwrap();
+        assert_eq!(vllm_versions(&s)[3], None);
+    }
+
+    #[test]
+    fn an_entrys_vllm_version_and_its_vllm_tables_version_must_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[[log]]\npath = \"/a.log\"\nvllm_version = \"0.6.3\"\n[log.vllm]\nversion = \"0.16.0\"\n";
+        let err = settings_with_config(&dir, text, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "[[log]] path \"/a.log\": vllm_version \"0.6.3\" and [log.vllm] version \"0.16.0\" disagree"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("fix:"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_engine_table_or_key_names_it_and_what_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "[[log]]\npath = \"/a.log\"\n[log.sglang]\nversion = \"0.4\"\n",
+                ["line 3", "sglang", "`vllm`"],
+            ),
+            (
+                "[[log]]\npath = \"/a.log\"\n[log.vllm]\nversoin = \"0.6.3\"\n",
+                ["line 4", "versoin", "expected `version`"],
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = settings_with_config(&dir, text, &[])
+                .unwrap_err()
+                .to_string();
+            for part in expected {
+                assert!(err.contains(part), "{text}: {part:?} not in {err}");
+            }
+            assert!(err.contains("llmtail.toml"), "{err}");
+            assert!(err.contains("fix:"), "{err}");
         }
     }
 

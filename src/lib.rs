@@ -17,6 +17,8 @@ pub mod config;
 pub mod config_error;
 pub mod envelope;
 pub mod exposition;
+pub mod label_names;
+pub mod log_settings;
 pub mod path_labels;
 pub mod pipeline;
 pub mod printable;
