@@ -763,7 +763,9 @@ mod tests {
     }
 
     fn path_labels_of(log: &LogSettings) -> Option<&str> {
-        log.path_labels.as_ref().map(crate::path_labels::PathLabels::pattern)
+        log.path_labels
+            .as_ref()
+            .map(crate::path_labels::PathLabels::pattern)
     }
 
     #[test]
@@ -859,6 +861,63 @@ mod tests {
             assert!(err.contains(expected), "{config} {args:?}: {err}");
             assert!(err.contains("fix:"), "{config} {args:?}: {err}");
         }
+    }
+
+    /// Reads `config` as the config file, with one `--log` and `flags`.
+    fn settings_from(config: &str, flags: &[&str]) -> Result<Settings, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut argv = vec!["llmtail", "--log", "/var/log/vllm.log", "--config"];
+        argv.push(path.to_str().unwrap());
+        argv.extend_from_slice(flags);
+        Settings::from_cli(Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn the_config_file_names_remote_write_receivers_and_the_interval_and_flags_add_and_win() {
+        let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
+        let s = settings_from(config, &[]).unwrap();
+        assert_eq!(s.remote_write.interval, std::time::Duration::from_secs(30));
+        assert_eq!(
+            s.remote_write.targets[0].authorization.as_deref(),
+            Some("Bearer t")
+        );
+        let s = settings_from(
+            config,
+            &[
+                "--remote-write.url",
+                "http://b:9090/api/v1/write",
+                "--remote-write.interval",
+                "5s",
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.remote_write.interval, std::time::Duration::from_secs(5));
+        assert_eq!(
+            s.remote_write.urls(),
+            ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
+        );
+        let none = settings_from("", &[]).unwrap();
+        assert!(none.remote_write.targets.is_empty());
+        assert_eq!(
+            none.remote_write.interval,
+            crate::remote_write::settings::DEFAULT_INTERVAL
+        );
+    }
+
+    #[test]
+    fn a_remote_write_mistake_in_the_config_file_names_the_file_line_or_key() {
+        let typo = "[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbasic_auth = { username = \"u\", pasword_file = \"/p\" }\n";
+        let err = settings_from(typo, &[]).unwrap_err().to_string();
+        assert!(err.contains("llmtail.toml, line 3"), "{err}");
+        assert!(err.contains("pasword_file"), "{err}");
+        let interval = "remote_write_interval = \"often\"\n";
+        let err = settings_from(interval, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("llmtail.toml, remote_write_interval: \"often\" is not a duration"),
+            "{err}"
+        );
     }
 
     fn vllm_versions(settings: &Settings) -> Vec<Option<&str>> {

@@ -527,9 +527,12 @@ mod tests {
 
     #[test]
     fn headers_such_as_a_tenant_go_with_every_push() {
-        let config = "[[remote_write]]\nurl = \"http://mimir:8080/api/v1/push\"\nheaders = { \"X-Scope-OrgID\" = \"team-a\" }\n";
-        let s = settings_from(config, &[]).unwrap();
-        let headers = &s.remote_write.targets[0].headers;
+        let mut tenant = entry("http://mimir:8080/api/v1/push");
+        tenant
+            .headers
+            .insert("X-Scope-OrgID".into(), "team-a".into());
+        let targets = targets(&[], &[tenant], "config file x").unwrap();
+        let headers = &targets[0].headers;
         assert_eq!(headers.len(), 1);
         assert_eq!(headers[0].0.as_str(), "x-scope-orgid");
         assert_eq!(headers[0].1, "team-a");
@@ -637,60 +640,6 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("--remote-write.url: \"localhost:9090\""),
-            "{err}"
-        );
-    }
-
-    fn settings_from(config: &str, flags: &[&str]) -> Result<crate::config::Settings, ConfigError> {
-        use clap::Parser;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("llmtail.toml");
-        std::fs::write(&path, config).unwrap();
-        let mut argv = vec!["llmtail", "--log", "/var/log/vllm.log", "--config"];
-        argv.push(path.to_str().unwrap());
-        argv.extend_from_slice(flags);
-        crate::config::Settings::from_cli(crate::cli::Cli::try_parse_from(argv).unwrap())
-    }
-
-    #[test]
-    fn the_config_file_names_receivers_and_the_interval_and_flags_add_and_win() {
-        let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
-        let s = settings_from(config, &[]).unwrap();
-        assert_eq!(s.remote_write.interval, Duration::from_secs(30));
-        assert_eq!(
-            s.remote_write.targets[0].authorization.as_deref(),
-            Some("Bearer t")
-        );
-        let s = settings_from(
-            config,
-            &[
-                "--remote-write.url",
-                "http://b:9090/api/v1/write",
-                "--remote-write.interval",
-                "5s",
-            ],
-        )
-        .unwrap();
-        assert_eq!(s.remote_write.interval, Duration::from_secs(5));
-        assert_eq!(
-            s.remote_write.urls(),
-            ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
-        );
-        let none = settings_from("", &[]).unwrap();
-        assert!(none.remote_write.targets.is_empty());
-        assert_eq!(none.remote_write.interval, DEFAULT_INTERVAL);
-    }
-
-    #[test]
-    fn a_config_file_mistake_names_the_file_line_or_key() {
-        let typo = "[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbasic_auth = { username = \"u\", pasword_file = \"/p\" }\n";
-        let err = settings_from(typo, &[]).unwrap_err().to_string();
-        assert!(err.contains("llmtail.toml, line 3"), "{err}");
-        assert!(err.contains("pasword_file"), "{err}");
-        let interval = "remote_write_interval = \"often\"\n";
-        let err = settings_from(interval, &[]).unwrap_err().to_string();
-        assert!(
-            err.contains("llmtail.toml, remote_write_interval: \"often\" is not a duration"),
             "{err}"
         );
     }
