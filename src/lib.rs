@@ -30,3 +30,4 @@ pub mod source;
 pub mod state;
 pub mod state_file_lock;
 pub mod timezone;
+pub mod tls;
