@@ -14,6 +14,7 @@ use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
 use crate::cli::{Cli, From};
 use crate::envelope::EnvelopeKind;
 use crate::exposition::web_config::WebConfigHandle;
+use crate::exposition::web_settings::{WebFlags, WebSection, WebSettings};
 use crate::label_names::{check_label_name, label};
 use crate::log_settings::{entry_settings, flag_settings, zone, LogDefaults, LogEntry};
 use crate::source::LogSpec;
@@ -24,9 +25,7 @@ pub use crate::config_error::ConfigError;
 pub use crate::label_names::reserved_labels;
 pub use crate::log_settings::{log_spec, LogSettings};
 
-pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
-pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
 /// Everything the agent runs with.
 #[derive(Debug, Clone)]
@@ -114,16 +113,6 @@ enum IntervalValue {
     Word(String),
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WebSection {
-    listen_address: Option<String>,
-    max_connections: Option<usize>,
-    telemetry_path: Option<String>,
-    /// `--web.config.file`.
-    config_file: Option<PathBuf>,
-}
-
 /// An example config, shown when the file cannot be read as one.
 const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for example:\n\
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
@@ -201,30 +190,6 @@ fn log_expiry(text: &str, origin: &str) -> Result<std::time::Duration, ConfigErr
     })
 }
 
-/// `HOST:PORT`, where HOST is an address or a name that resolves (`localhost:3913`).
-fn listen_address(listen: &str) -> Result<SocketAddr, ConfigError> {
-    use std::net::ToSocketAddrs;
-    if let Ok(address) = listen.parse() {
-        return Ok(address);
-    }
-    let resolved = listen.to_socket_addrs().map_err(|e| {
-        ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT ({e})\n  fix: e.g. --web.listen-address 127.0.0.1:3913, localhost:3913 or [::]:3913"))
-    })?;
-    // IPv4 first: `localhost` resolves to ::1 too, and a scraper asking for it by name
-    // commonly tries 127.0.0.1.
-    let resolved: Vec<SocketAddr> = resolved.collect();
-    resolved
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or(resolved.first())
-        .copied()
-        .ok_or_else(|| {
-            ConfigError(format!(
-                "--web.listen-address: {listen:?} resolves to no address\n  fix: e.g. --web.listen-address 127.0.0.1:3913"
-            ))
-        })
-}
-
 /// The state file must not be one of the logs: saving it would replace the log.
 fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result<(), ConfigError> {
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
@@ -276,13 +241,6 @@ impl Settings {
             &config_origin,
         )?;
         let logs = log_settings(&cli, &config, &config_origin, (&labels, &log_timezone))?;
-        let listen = cli
-            .listen_address
-            .clone()
-            .or(config.web.listen_address.clone())
-            .unwrap_or_else(|| DEFAULT_LISTEN_ADDRESS.to_string());
-        let listen_address = listen_address(&listen)?;
-        let telemetry_path = telemetry_path(&cli, &config)?;
         let vllm_stats_interval = vllm_stats_interval(&cli, &config, &config_origin)?;
         let limits = Limits::from(&cli, &config)?;
         let log_expiry = match (&cli.log_expiry, &config.log_expiry) {
@@ -294,11 +252,15 @@ impl Settings {
         if let Some(state_file) = &state_file {
             check_state_file_is_no_log(state_file, &logs)?;
         }
-        let web_config_file = cli
-            .web_config_file
-            .clone()
-            .or(config.web.config_file.clone());
-        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        let web = WebSettings::read(
+            WebFlags {
+                listen_address: cli.listen_address.as_deref(),
+                max_connections: cli.max_connections,
+                telemetry_path: cli.telemetry_path.as_deref(),
+                config_file: cli.web_config_file.as_deref(),
+            },
+            &config.web,
+        )?;
         let remote_write = crate::remote_write::settings::RemoteWrite::read(
             (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
             (
@@ -310,9 +272,9 @@ impl Settings {
         Ok(Settings {
             logs,
             log_timezone,
-            listen_address,
-            max_connections: limits.max_connections,
-            telemetry_path,
+            listen_address: web.listen_address,
+            max_connections: web.max_connections,
+            telemetry_path: web.telemetry_path,
             from: cli.from.or(config.from).unwrap_or(From::Start),
             model_name: cli.log.model_name.or(config.model_name),
             labels,
@@ -324,7 +286,7 @@ impl Settings {
             one_shot: cli.one_shot,
             enable_lifecycle: cli.enable_lifecycle,
             flags,
-            web_config: Arc::new(web_config),
+            web_config: Arc::new(web.web_config),
             remote_write,
         })
     }
@@ -397,24 +359,6 @@ fn constant_labels(
     Ok(labels)
 }
 
-/// `--web.telemetry-path`: an absolute path that is not the landing page nor under `/-/`.
-fn telemetry_path(cli: &Cli, config: &ConfigFile) -> Result<String, ConfigError> {
-    let telemetry_path = cli
-        .telemetry_path
-        .clone()
-        .or(config.web.telemetry_path.clone())
-        .unwrap_or_else(|| "/metrics".into());
-    if !telemetry_path.starts_with('/')
-        || telemetry_path == "/"
-        || telemetry_path.starts_with("/-/")
-    {
-        return Err(ConfigError(format!(
-            "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
-        )));
-    }
-    Ok(telemetry_path)
-}
-
 /// `--vllm-stats-interval`, or the config file's `vllm_stats_interval` (seconds or a word).
 fn vllm_stats_interval(
     cli: &Cli,
@@ -439,7 +383,6 @@ fn vllm_stats_interval(
 /// The limits a user may set, each checked to be one that lets the agent work.
 struct Limits {
     max_line_bytes: usize,
-    max_connections: usize,
     max_series: usize,
 }
 
@@ -455,15 +398,6 @@ impl Limits {
                 "--max-line-bytes: {max_line_bytes} is too small for any engine's stats line\n  fix: use at least 256 (default 65536)"
             )));
         }
-        let max_connections = cli
-            .max_connections
-            .or(config.web.max_connections)
-            .unwrap_or(DEFAULT_MAX_CONNECTIONS);
-        if max_connections == 0 {
-            return Err(ConfigError(
-                "--web.max-connections: 0 would serve nobody\n  fix: leave it at 64, or give a positive number".into(),
-            ));
-        }
         let max_series = cli
             .max_series
             .or(config.max_series)
@@ -475,7 +409,6 @@ impl Limits {
         }
         Ok(Limits {
             max_line_bytes,
-            max_connections,
             max_series,
         })
     }
