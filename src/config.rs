@@ -252,15 +252,7 @@ impl Settings {
         if let Some(state_file) = &state_file {
             check_state_file_is_no_log(state_file, &logs)?;
         }
-        let web = WebSettings::read(
-            WebFlags {
-                listen_address: cli.listen_address.as_deref(),
-                max_connections: cli.max_connections,
-                telemetry_path: cli.telemetry_path.as_deref(),
-                config_file: cli.web_config_file.as_deref(),
-            },
-            &config.web,
-        )?;
+        let web = WebSettings::read(web_flags(&cli), &config.web)?;
         let remote_write = crate::remote_write::settings::RemoteWrite::read(
             (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
             (
@@ -289,6 +281,16 @@ impl Settings {
             web_config: Arc::new(web.web_config),
             remote_write,
         })
+    }
+}
+
+/// The `--web.*` flags, for the server's own reading of them.
+fn web_flags(cli: &Cli) -> WebFlags<'_> {
+    WebFlags {
+        listen_address: cli.listen_address.as_deref(),
+        max_connections: cli.max_connections,
+        telemetry_path: cli.telemetry_path.as_deref(),
+        config_file: cli.web_config_file.as_deref(),
     }
 }
 

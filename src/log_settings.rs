@@ -1,8 +1,9 @@
 //! The logs to read, one at a time: a `[[log]]` entry of the config file or a `--log`, read
 //! into [`LogSettings`] and checked (its path, labels, zone, `path_labels`, engine settings).
 //!
-//! An entry owns its engines' settings as tables keyed by engine (`[log.vllm]`), so that an
-//! engine's setting is written once per log whatever else the entry says.
+//! An entry's engine settings sit in a table keyed by engine (`[log.vllm]`): each engine's keys
+//! are checked by its own table, and an engine with settings adds a table, not keys on the
+//! entry. What the tables say reaches the state as `state::engine::EngineSetup`.
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,7 @@ pub struct LogEntry {
     pub path: String,
     envelope: Option<EnvelopeKind>,
     model_name: Option<String>,
-    /// The same as `[log.vllm] version`, which came later.
+    /// The same as `[log.vllm] version`.
     vllm_version: Option<String>,
     #[serde(alias = "log_timezone")]
     timezone: Option<String>,
