@@ -11,56 +11,21 @@ use std::sync::{Arc, PoisonError, RwLock};
 use serde::Deserialize;
 
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
-use crate::catalog::is_valid_label_name;
 use crate::cli::{Cli, From};
 use crate::engines::parts::pacing::StatsInterval;
 use crate::envelope::EnvelopeKind;
 use crate::exposition::web_config::WebConfigHandle;
-use crate::path_labels::{PathLabels, PathLabelsError};
+use crate::exposition::web_settings::{WebFlags, WebSection, WebSettings};
+use crate::label_names::{check_label_name, label};
+use crate::log_settings::{entry_settings, flag_settings, zone, LogDefaults, LogEntry};
 use crate::source::LogSpec;
 use crate::timezone::LogZone;
 
-/// Labels of the agent's own series (`llmtail_lines_parsed_total{grammar}`,
-/// `llmtail_remote_write_samples_sent_total{url}`, ...).
-const AGENT_LABELS: &[&str] = &["log", "grammar", "reason", "version", "url"];
+pub use crate::config_error::ConfigError;
+pub use crate::label_names::reserved_labels;
+pub use crate::log_settings::{log_spec, LogSettings};
 
-/// Label names llmtail sets itself, the agent's and every engine's ([`crate::catalog::set_labels`]);
-/// a `--label` may not reuse them: written twice, Prometheus rejects the whole scrape.
-pub fn reserved_labels() -> Vec<&'static str> {
-    let mut labels = AGENT_LABELS.to_vec();
-    for label in crate::engines::families::set_labels() {
-        if !labels.contains(&label) {
-            labels.push(label);
-        }
-    }
-    labels
-}
-
-pub const DEFAULT_LISTEN_ADDRESS: &str = "0.0.0.0:3913";
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
-pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
-
-/// A start-up error: printed as `llmtail: <message>`, exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
-
-/// One `--log` (or `[[log]]`), with what applies to it alone.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LogSettings {
-    pub spec: LogSpec,
-    /// As the user wrote it.
-    pub given: String,
-    pub envelope: EnvelopeKind,
-    pub model_name: Option<String>,
-    pub labels: Vec<(String, String)>,
-    /// The vLLM version that wrote it, when its lines no longer say.
-    pub vllm_version: Option<String>,
-    /// The zone its times without one are read in.
-    pub timezone: LogZone,
-    /// `path_labels` (or `--path-labels`): labels taken from each of its files' paths.
-    pub path_labels: Option<PathLabels>,
-}
 
 /// Everything the agent runs with.
 #[derive(Debug, Clone)]
@@ -148,30 +113,6 @@ enum IntervalValue {
     Word(String),
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WebSection {
-    listen_address: Option<String>,
-    max_connections: Option<usize>,
-    telemetry_path: Option<String>,
-    /// `--web.config.file`.
-    config_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LogEntry {
-    path: String,
-    envelope: Option<EnvelopeKind>,
-    model_name: Option<String>,
-    vllm_version: Option<String>,
-    #[serde(alias = "log_timezone")]
-    timezone: Option<String>,
-    path_labels: Option<String>,
-    #[serde(default)]
-    labels: std::collections::BTreeMap<String, String>,
-}
-
 /// An example config, shown when the file cannot be read as one.
 const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for example:\n\
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
@@ -195,43 +136,6 @@ fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
             e.message()
         ))
     })
-}
-
-/// Parses `NAME=VALUE`, checking the name.
-fn label(text: &str, origin: &str) -> Result<(String, String), ConfigError> {
-    let (name, value) = text.split_once('=').ok_or_else(|| {
-        ConfigError(format!(
-            "{origin}: {text:?} is not NAME=VALUE\n  fix: write it as --label instance_group=a"
-        ))
-    })?;
-    check_label_name(name, origin)?;
-    Ok((name.to_string(), value.to_string()))
-}
-
-fn check_label_name(name: &str, origin: &str) -> Result<(), ConfigError> {
-    if !is_valid_label_name(name) {
-        return Err(ConfigError(format!(
-            "{origin}: {name:?} is not a valid Prometheus label name\n  fix: use letters, digits and '_', not starting with a digit or '__'"
-        )));
-    }
-    if reserved_labels().contains(&name) {
-        return Err(ConfigError(format!(
-            "{origin}: label {name:?} is set by llmtail itself\n  fix: choose another name, e.g. {:?}",
-            unreserved_alternative(name)
-        )));
-    }
-    Ok(())
-}
-
-/// A name like `name` that llmtail does not set, to suggest in place of a reserved one: the
-/// obvious suffixes can be reserved too (`model` -> `model_name`, which engines set).
-fn unreserved_alternative(name: &str) -> String {
-    let reserved = reserved_labels();
-    ["served", "path", "user"]
-        .iter()
-        .map(|prefix| format!("{prefix}_{name}"))
-        .find(|candidate| !reserved.contains(&candidate.as_str()))
-        .unwrap_or_else(|| format!("my_{name}"))
 }
 
 /// The stats intervals vLLM itself accepts (`VLLM_LOG_STATS_INTERVAL`), in seconds. Outside
@@ -286,30 +190,6 @@ fn log_expiry(text: &str, origin: &str) -> Result<std::time::Duration, ConfigErr
     })
 }
 
-/// `HOST:PORT`, where HOST is an address or a name that resolves (`localhost:3913`).
-fn listen_address(listen: &str) -> Result<SocketAddr, ConfigError> {
-    use std::net::ToSocketAddrs;
-    if let Ok(address) = listen.parse() {
-        return Ok(address);
-    }
-    let resolved = listen.to_socket_addrs().map_err(|e| {
-        ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT ({e})\n  fix: e.g. --web.listen-address 127.0.0.1:3913, localhost:3913 or [::]:3913"))
-    })?;
-    // IPv4 first: `localhost` resolves to ::1 too, and a scraper asking for it by name
-    // commonly tries 127.0.0.1.
-    let resolved: Vec<SocketAddr> = resolved.collect();
-    resolved
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or(resolved.first())
-        .copied()
-        .ok_or_else(|| {
-            ConfigError(format!(
-                "--web.listen-address: {listen:?} resolves to no address\n  fix: e.g. --web.listen-address 127.0.0.1:3913"
-            ))
-        })
-}
-
 /// The state file must not be one of the logs: saving it would replace the log.
 fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result<(), ConfigError> {
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
@@ -329,18 +209,6 @@ fn check_state_file_is_no_log(state_file: &Path, logs: &[LogSettings]) -> Result
     Ok(())
 }
 
-/// Looks up a time zone by its IANA name, or `auto`.
-fn zone(name: &str, origin: &str) -> Result<LogZone, ConfigError> {
-    if name.eq_ignore_ascii_case("auto") {
-        return Ok(LogZone::auto());
-    }
-    LogZone::named(name).map_err(|e| {
-        ConfigError(format!(
-            "{origin}: {name:?} is not a time zone this agent knows ({e})\n  fix: use an IANA name such as Asia/Tokyo, Europe/Berlin or UTC (`timedatectl list-timezones` lists them), or auto"
-        ))
-    })
-}
-
 /// The zone of every log without a `timezone` of its own: `--log-timezone`, else the config
 /// file's `log_timezone`, else the agent's own zone.
 fn default_zone(
@@ -355,37 +223,11 @@ fn default_zone(
     }
 }
 
-/// Reads `--log`'s argument: `-`, a glob, or a path.
-pub fn log_spec(given: &str, origin: &str) -> Result<LogSpec, ConfigError> {
-    if given == "-" {
-        return Ok(LogSpec::Stdin);
-    }
-    if given.is_empty() {
-        return Err(ConfigError(format!(
-            "{origin}: empty log path\n  fix: --log /var/log/vllm.log"
-        )));
-    }
-    if given.contains(['*', '?', '[']) {
-        glob::Pattern::new(given).map_err(|e| {
-            ConfigError(format!("{origin}: bad glob {given:?}: {e}\n  fix: quote the glob and check its brackets, e.g. --log '/var/log/vllm/*.log'"))
-        })?;
-        return Ok(LogSpec::Glob(given.to_string()));
-    }
-    // A directory would be retried for ever as "not a regular file": say what was meant.
-    if Path::new(given).is_dir() {
-        let pattern = format!("{}/*.log", given.trim_end_matches('/'));
-        return Err(ConfigError(format!(
-            "{origin}: {given:?} is a directory, not a log file\n  fix: follow the logs in it with a quoted glob, e.g. --log '{pattern}'"
-        )));
-    }
-    Ok(LogSpec::Path(PathBuf::from(given)))
-}
-
 impl Settings {
     /// Merges the flags with the config file they name, and validates the result.
     pub fn from_cli(cli: Cli) -> Result<Settings, ConfigError> {
         let flags = cli.clone();
-        let (config, config_origin) = match &cli.config {
+        let (config, config_origin) = match &cli.log.config {
             Some(path) => (
                 read_config(path)?,
                 format!("config file {}", path.display()),
@@ -394,18 +236,11 @@ impl Settings {
         };
         let labels = constant_labels(&cli, &config, &config_origin)?;
         let log_timezone = default_zone(
-            cli.log_timezone.as_deref(),
+            cli.log.log_timezone.as_deref(),
             config.log_timezone.as_deref(),
             &config_origin,
         )?;
         let logs = log_settings(&cli, &config, &config_origin, (&labels, &log_timezone))?;
-        let listen = cli
-            .listen_address
-            .clone()
-            .or(config.web.listen_address.clone())
-            .unwrap_or_else(|| DEFAULT_LISTEN_ADDRESS.to_string());
-        let listen_address = listen_address(&listen)?;
-        let telemetry_path = telemetry_path(&cli, &config)?;
         let vllm_stats_interval = vllm_stats_interval(&cli, &config, &config_origin)?;
         let limits = Limits::from(&cli, &config)?;
         let log_expiry = match (&cli.log_expiry, &config.log_expiry) {
@@ -417,11 +252,7 @@ impl Settings {
         if let Some(state_file) = &state_file {
             check_state_file_is_no_log(state_file, &logs)?;
         }
-        let web_config_file = cli
-            .web_config_file
-            .clone()
-            .or(config.web.config_file.clone());
-        let web_config = WebConfigHandle::load(web_config_file.as_deref())?;
+        let web = WebSettings::read(web_flags(&cli), &config.web)?;
         let remote_write = crate::remote_write::settings::RemoteWrite::read(
             (&cli.remote_write_urls, cli.remote_write_interval.as_deref()),
             (
@@ -433,11 +264,11 @@ impl Settings {
         Ok(Settings {
             logs,
             log_timezone,
-            listen_address,
-            max_connections: limits.max_connections,
-            telemetry_path,
+            listen_address: web.listen_address,
+            max_connections: web.max_connections,
+            telemetry_path: web.telemetry_path,
             from: cli.from.or(config.from).unwrap_or(From::Start),
-            model_name: cli.model_name.or(config.model_name),
+            model_name: cli.log.model_name.or(config.model_name),
             labels,
             vllm_stats_interval,
             max_line_bytes: limits.max_line_bytes,
@@ -447,20 +278,20 @@ impl Settings {
             one_shot: cli.one_shot,
             enable_lifecycle: cli.enable_lifecycle,
             flags,
-            web_config: Arc::new(web_config),
+            web_config: Arc::new(web.web_config),
             remote_write,
         })
     }
 }
 
-/// What a log takes when neither its `[[log]]` entry nor its `--log` says otherwise.
-struct LogDefaults<'a> {
-    envelope: EnvelopeKind,
-    zone: &'a LogZone,
-    /// `--path-labels`, else the config file's `path_labels`, with where it was given.
-    path_labels: Option<(String, &'a str)>,
-    /// `--label`s and `[labels]`, which a path's captures may not repeat.
-    constant_labels: &'a [(String, String)],
+/// The `--web.*` flags, for the server's own reading of them.
+fn web_flags(cli: &Cli) -> WebFlags<'_> {
+    WebFlags {
+        listen_address: cli.listen_address.as_deref(),
+        max_connections: cli.max_connections,
+        telemetry_path: cli.telemetry_path.as_deref(),
+        config_file: cli.web_config_file.as_deref(),
+    }
 }
 
 /// The logs to follow: the config file's `[[log]]` entries, then each `--log` not among them
@@ -472,9 +303,9 @@ fn log_settings(
     (constant_labels, default_zone): (&[(String, String)], &LogZone),
 ) -> Result<Vec<LogSettings>, ConfigError> {
     let defaults = LogDefaults {
-        envelope: cli.envelope.or(config.envelope).unwrap_or_default(),
+        envelope: cli.log.envelope.or(config.envelope).unwrap_or_default(),
         zone: default_zone,
-        path_labels: match (&cli.path_labels, &config.path_labels) {
+        path_labels: match (&cli.log.path_labels, &config.path_labels) {
             (Some(given), _) => Some(("--path-labels".to_string(), given.as_str())),
             (None, Some(given)) => Some((format!("{config_origin}, path_labels"), given.as_str())),
             (None, None) => None,
@@ -486,7 +317,7 @@ fn log_settings(
         let origin = format!("{config_origin}, [[log]] path {:?}", entry.path);
         logs.push(entry_settings(entry, &origin, &defaults)?);
     }
-    for given in &cli.logs {
+    for given in &cli.log.logs {
         let spec = log_spec(given, "--log")?;
         if !logs.iter().any(|l| l.spec == spec) {
             logs.push(flag_settings(spec, given, &defaults)?);
@@ -502,76 +333,13 @@ fn log_settings(
             "--log - (stdin) given twice\n  fix: read standard input once".into(),
         ));
     }
-    let vllm_version = cli.vllm_version.clone().or(config.vllm_version.clone());
+    let vllm_version = cli.log.vllm_version.clone().or(config.vllm_version.clone());
     for log in &mut logs {
         if log.vllm_version.is_none() {
             log.vllm_version.clone_from(&vllm_version);
         }
     }
     Ok(logs)
-}
-
-/// A `[[log]]` entry's settings, checked.
-fn entry_settings(
-    entry: &LogEntry,
-    origin: &str,
-    defaults: &LogDefaults<'_>,
-) -> Result<LogSettings, ConfigError> {
-    let mut labels = Vec::new();
-    for (name, value) in &entry.labels {
-        check_label_name(name, origin)?;
-        labels.push((name.clone(), value.clone()));
-    }
-    let timezone = match &entry.timezone {
-        Some(name) => zone(name, &format!("{origin}, timezone"))?,
-        None => defaults.zone.clone(),
-    };
-    // The entry's own path_labels wins over --path-labels: it was written for this path.
-    let path_labels = match &entry.path_labels {
-        Some(given) => Some((format!("{origin}, path_labels"), given.as_str())),
-        None => defaults
-            .path_labels
-            .as_ref()
-            .map(|(at, given)| (format!("{origin} with {at}"), *given)),
-    };
-    let path_labels = path_labels
-        .map(|(at, given)| checked_path_labels(given, &at, &labels, defaults.constant_labels))
-        .transpose()?;
-    Ok(LogSettings {
-        spec: log_spec(&entry.path, origin)?,
-        given: entry.path.clone(),
-        envelope: entry.envelope.unwrap_or(defaults.envelope),
-        model_name: entry.model_name.clone(),
-        labels,
-        vllm_version: entry.vllm_version.clone(),
-        timezone,
-        path_labels,
-    })
-}
-
-/// A `--log`'s settings: the defaults.
-fn flag_settings(
-    spec: LogSpec,
-    given: &str,
-    defaults: &LogDefaults<'_>,
-) -> Result<LogSettings, ConfigError> {
-    let path_labels = defaults
-        .path_labels
-        .as_ref()
-        .map(|(at, path_labels)| {
-            checked_path_labels(path_labels, at, &[], defaults.constant_labels)
-        })
-        .transpose()?;
-    Ok(LogSettings {
-        spec,
-        given: given.to_string(),
-        envelope: defaults.envelope,
-        model_name: None,
-        labels: Vec::new(),
-        vllm_version: None,
-        timezone: defaults.zone.clone(),
-        path_labels,
-    })
 }
 
 /// The constant labels: the config file's `[labels]`, then the `--label`s (flags win).
@@ -585,67 +353,12 @@ fn constant_labels(
         check_label_name(name, &format!("{config_origin}, [labels]"))?;
         labels.push((name.clone(), value.clone()));
     }
-    for text in &cli.labels {
+    for text in &cli.log.labels {
         let (name, value) = label(text, "--label")?;
         labels.retain(|(n, _)| *n != name);
         labels.push((name, value));
     }
     Ok(labels)
-}
-
-/// A `path_labels` value (`origin` says where it was given), compiled, with each capture name
-/// checked as a `--label`'s is and refused when the log's own `labels` or the constant labels
-/// set it too: a label written twice makes Prometheus reject the whole scrape, and which of two
-/// values should win is the user's to say.
-fn checked_path_labels(
-    given: &str,
-    origin: &str,
-    own_labels: &[(String, String)],
-    constant_labels: &[(String, String)],
-) -> Result<PathLabels, ConfigError> {
-    // Captures llmtail does not set itself: `model` would be refused (engines set it).
-    let example = "e.g. '/srv/(?P<team>[^/]+)/(?P<deployment>[^/]+)/[^/]+\\.log$', or 'kubernetes'";
-    let path_labels = PathLabels::new(given).map_err(|e| match e {
-        PathLabelsError::Syntax(why) => ConfigError(format!(
-            "{origin}: {given:?} is not a regex:\n{why}\n  fix: a regex (Rust regex syntax) with named captures, {example}"
-        )),
-        PathLabelsError::NoNamedCapture => ConfigError(format!(
-            "{origin}: {given:?} has no named capture, so it would add no label\n  fix: name each part to keep with (?P<label>...), {example}"
-        )),
-    })?;
-    for name in path_labels.names() {
-        check_label_name(name, &format!("{origin}, capture (?P<{name}>...)"))?;
-        let clash = [
-            ("the entry's labels", own_labels),
-            ("[labels] or --label", constant_labels),
-        ]
-        .into_iter()
-        .find(|(_, labels)| labels.iter().any(|(n, _)| n == name));
-        if let Some((table, _)) = clash {
-            return Err(ConfigError(format!(
-                "{origin}: the capture {name:?} is a label that {table} set too\n  fix: drop {name:?} from {table}, or write path_labels as a regex whose capture has another name"
-            )));
-        }
-    }
-    Ok(path_labels)
-}
-
-/// `--web.telemetry-path`: an absolute path that is not the landing page nor under `/-/`.
-fn telemetry_path(cli: &Cli, config: &ConfigFile) -> Result<String, ConfigError> {
-    let telemetry_path = cli
-        .telemetry_path
-        .clone()
-        .or(config.web.telemetry_path.clone())
-        .unwrap_or_else(|| "/metrics".into());
-    if !telemetry_path.starts_with('/')
-        || telemetry_path == "/"
-        || telemetry_path.starts_with("/-/")
-    {
-        return Err(ConfigError(format!(
-            "--web.telemetry-path: {telemetry_path:?} must start with '/' and not be '/' or under '/-/'\n  fix: e.g. --web.telemetry-path /metrics"
-        )));
-    }
-    Ok(telemetry_path)
 }
 
 /// `--vllm-stats-interval`, or the config file's `vllm_stats_interval` (seconds or a word).
@@ -655,7 +368,7 @@ fn vllm_stats_interval(
     config_origin: &str,
 ) -> Result<StatsInterval, ConfigError> {
     let origin = || format!("{config_origin}, vllm_stats_interval");
-    match (&cli.vllm_stats_interval, &config.vllm_stats_interval) {
+    match (&cli.log.vllm_stats_interval, &config.vllm_stats_interval) {
         (Some(text), _) => stats_interval(text, "--vllm-stats-interval"),
         // `{:e}` is exact for any number a TOML file holds; `{}` would spell 1e308 in 309 digits.
         (None, Some(IntervalValue::Seconds(seconds))) if seconds.is_finite() && *seconds > 0.0 => {
@@ -672,13 +385,13 @@ fn vllm_stats_interval(
 /// The limits a user may set, each checked to be one that lets the agent work.
 struct Limits {
     max_line_bytes: usize,
-    max_connections: usize,
     max_series: usize,
 }
 
 impl Limits {
     fn from(cli: &Cli, config: &ConfigFile) -> Result<Limits, ConfigError> {
         let max_line_bytes = cli
+            .log
             .max_line_bytes
             .or(config.max_line_bytes)
             .unwrap_or(DEFAULT_MAX_LINE_BYTES);
@@ -686,15 +399,6 @@ impl Limits {
             return Err(ConfigError(format!(
                 "--max-line-bytes: {max_line_bytes} is too small for any engine's stats line\n  fix: use at least 256 (default 65536)"
             )));
-        }
-        let max_connections = cli
-            .max_connections
-            .or(config.web.max_connections)
-            .unwrap_or(DEFAULT_MAX_CONNECTIONS);
-        if max_connections == 0 {
-            return Err(ConfigError(
-                "--web.max-connections: 0 would serve nobody\n  fix: leave it at 64, or give a positive number".into(),
-            ));
         }
         let max_series = cli
             .max_series
@@ -707,7 +411,6 @@ impl Limits {
         }
         Ok(Limits {
             max_line_bytes,
-            max_connections,
             max_series,
         })
     }
@@ -995,7 +698,9 @@ mod tests {
     }
 
     fn path_labels_of(log: &LogSettings) -> Option<&str> {
-        log.path_labels.as_ref().map(PathLabels::pattern)
+        log.path_labels
+            .as_ref()
+            .map(crate::path_labels::PathLabels::pattern)
     }
 
     #[test]
@@ -1090,6 +795,128 @@ mod tests {
                 .to_string();
             assert!(err.contains(expected), "{config} {args:?}: {err}");
             assert!(err.contains("fix:"), "{config} {args:?}: {err}");
+        }
+    }
+
+    /// Reads `config` as the config file, with one `--log` and `flags`.
+    fn settings_from(config: &str, flags: &[&str]) -> Result<Settings, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut argv = vec!["llmtail", "--log", "/var/log/vllm.log", "--config"];
+        argv.push(path.to_str().unwrap());
+        argv.extend_from_slice(flags);
+        Settings::from_cli(Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn the_config_file_names_remote_write_receivers_and_the_interval_and_flags_add_and_win() {
+        let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
+        let s = settings_from(config, &[]).unwrap();
+        assert_eq!(s.remote_write.interval, std::time::Duration::from_secs(30));
+        assert_eq!(
+            s.remote_write.targets[0].authorization.as_deref(),
+            Some("Bearer t")
+        );
+        let s = settings_from(
+            config,
+            &[
+                "--remote-write.url",
+                "http://b:9090/api/v1/write",
+                "--remote-write.interval",
+                "5s",
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.remote_write.interval, std::time::Duration::from_secs(5));
+        assert_eq!(
+            s.remote_write.urls(),
+            ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
+        );
+        let none = settings_from("", &[]).unwrap();
+        assert!(none.remote_write.targets.is_empty());
+        assert_eq!(
+            none.remote_write.interval,
+            crate::remote_write::settings::DEFAULT_INTERVAL
+        );
+    }
+
+    #[test]
+    fn a_remote_write_mistake_in_the_config_file_names_the_file_line_or_key() {
+        let typo = "[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbasic_auth = { username = \"u\", pasword_file = \"/p\" }\n";
+        let err = settings_from(typo, &[]).unwrap_err().to_string();
+        assert!(err.contains("llmtail.toml, line 3"), "{err}");
+        assert!(err.contains("pasword_file"), "{err}");
+        let interval = "remote_write_interval = \"often\"\n";
+        let err = settings_from(interval, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("llmtail.toml, remote_write_interval: \"often\" is not a duration"),
+            "{err}"
+        );
+    }
+
+    fn vllm_versions(settings: &Settings) -> Vec<Option<&str>> {
+        settings
+            .logs
+            .iter()
+            .map(|l| l.vllm_version.as_deref())
+            .collect()
+    }
+
+    #[test]
+    fn an_entrys_vllm_table_gives_its_version_as_its_vllm_version_key_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[[log]]\npath = \"/table.log\"\n[log.vllm]\nversion = \"0.6.3\"\n\
+            [[log]]\npath = \"/key.log\"\nvllm_version = \"0.6.3\"\n\
+            [[log]]\npath = \"/both.log\"\nvllm_version = \"0.6.3\"\n[log.vllm]\nversion = \"0.6.3\"\n\
+            [[log]]\npath = \"/neither.log\"\n";
+        let s = settings_with_config(&dir, text, &["--vllm-version", "0.16.0"]).unwrap();
+        assert_eq!(
+            vllm_versions(&s),
+            [Some("0.6.3"), Some("0.6.3"), Some("0.6.3"), Some("0.16.0")]
+        );
+        let s = settings_with_config(&dir, text, &[]).unwrap();
+        assert_eq!(vllm_versions(&s)[3], None);
+    }
+
+    #[test]
+    fn an_entrys_vllm_version_and_its_vllm_tables_version_must_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[[log]]\npath = \"/a.log\"\nvllm_version = \"0.6.3\"\n[log.vllm]\nversion = \"0.16.0\"\n";
+        let err = settings_with_config(&dir, text, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "[[log]] path \"/a.log\": vllm_version \"0.6.3\" and [log.vllm] version \"0.16.0\" disagree"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("fix:"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_engine_table_or_key_names_it_and_what_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "[[log]]\npath = \"/a.log\"\n[log.sglang]\nversion = \"0.4\"\n",
+                ["line 3", "sglang", "`vllm`"],
+            ),
+            (
+                "[[log]]\npath = \"/a.log\"\n[log.vllm]\nversoin = \"0.6.3\"\n",
+                ["line 4", "versoin", "expected `version`"],
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = settings_with_config(&dir, text, &[])
+                .unwrap_err()
+                .to_string();
+            for part in expected {
+                assert!(err.contains(part), "{text}: {part:?} not in {err}");
+            }
+            assert!(err.contains("llmtail.toml"), "{err}");
+            assert!(err.contains("fix:"), "{err}");
         }
     }
 

@@ -4,8 +4,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use llmtail::backfill::args::ReplayArgs;
-use llmtail::cli::{Cli, Command};
+use llmtail::cli::{Cli, Command, ReplayArgs};
 use llmtail::config::Settings;
 use llmtail::pipeline::Clock;
 use llmtail::state_file_lock::StateFileLockError;

@@ -1,116 +1,18 @@
-//! `llmtail replay`'s flags. Those it shares with the agent mean what they mean there, and are
-//! checked by the same code: they are turned into the agent's settings ([`Settings::from_cli`]).
+//! What `llmtail replay`'s flags ([`ReplayArgs`]) ask for: the agent's settings for its logs
+//! (the shared flags checked by the same code, [`Settings::from_cli`]), the window of time to
+//! write, and an `--out` that is none of the logs.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser};
 use jiff::civil::{Date, DateTime};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
-use crate::cli::{Cli, From};
+use crate::cli::{Cli, From, ReplayArgs};
 use crate::config::{ConfigError, LogSettings, Settings};
-use crate::envelope::EnvelopeKind;
 use crate::source::LogSpec;
 use crate::timezone::LogZone;
-
-pub const LONG_ABOUT: &str = "\
-Turns whole logs into Prometheus history. Writes OpenMetrics text with a timestamp on every
-sample: after each stats line, the series its engine shows at that line's time (counters
-cumulative from the first line read, gauges absent while the engine is down), each family once,
-each series' samples in time order, `# EOF` last.
-
-Two commands turn last week's logs into Prometheus history:
-
-  llmtail replay --log /var/log/vllm.log --out history.om
-  promtool tsdb create-blocks-from openmetrics history.om ./blocks
-
-then move the blocks (the directories in ./blocks) into Prometheus' data directory (its
---storage.tsdb.path) and restart Prometheus, or start one on that directory. Prometheus deletes
-blocks older than its retention (--storage.tsdb.retention.time, 15d by default): raise it for
-older history.";
-
-pub const AFTER_HELP: &str = "\
-Times: each stats line at the time its log gives it (the envelope's, else the engine's own
-head, in --log-timezone for times printed without a zone; a yearless time is put in the year
-that puts it closest before now). A stats line without any time cannot be placed: it still
-counts, and how many were left out is said on stderr.
-
-A log rotated into several files is one history: give each file with its own --log to keep
-them apart (their series differ by the log label), or concatenate them, oldest first, into
-standard input (cat vllm.log.2 vllm.log.1 vllm.log | llmtail replay --log -) so that the
-counters go on across them.
-
-Exit codes: 0 done; 1 a log cannot be read, or the output cannot be written; 2 a bad flag or
-config file (the message names it and the fix).";
-
-/// `llmtail replay`.
-#[derive(Debug, Clone, Args)]
-pub struct ReplayArgs {
-    /// A log file to replay, a glob ('/var/log/vllm/*.log', quoted), or '-' for standard
-    /// input. Repeatable; each log's series carry its own log label.
-    #[arg(long = "log", value_name = "PATH")]
-    pub logs: Vec<String>,
-
-    /// Where to write the OpenMetrics text (to a temporary file beside FILE, renamed to FILE
-    /// once complete; a device, FIFO or symlink is written as it is); '-' or none for standard
-    /// output. Never one of the logs read.
-    #[arg(long = "out", value_name = "FILE")]
-    pub out: Option<String>,
-
-    /// Samples before this time are not written (the lines before it still build the
-    /// counters). An RFC 3339 time (2026-11-20T09:30:00Z, 2026-11-20T18:30:00+09:00), a time
-    /// without an offset (2026-11-20T09:30:00) or a date (2026-11-20, midnight), the last two
-    /// in --log-timezone (else the config file's log_timezone, else the machine's zone).
-    #[arg(long = "since", value_name = "TIME")]
-    pub since: Option<String>,
-
-    /// Samples from this time on are not written: --since 2026-11-20 --until 2026-11-21 is one
-    /// day. The same forms as --since.
-    #[arg(long = "until", value_name = "TIME")]
-    pub until: Option<String>,
-
-    /// Read a TOML config file (the agent's: [[log]] entries, labels, settings); flags win.
-    #[arg(long = "config", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-
-    /// How log lines are wrapped, as for the agent. [default: auto]
-    #[arg(long = "envelope", value_enum, value_name = "KIND")]
-    pub envelope: Option<EnvelopeKind>,
-
-    /// The time zone of times a log prints without one, as for the agent (an IANA name such as
-    /// Asia/Tokyo, or UTC); also that of --since and --until without an offset.
-    /// [default: the machine's own zone, from TZ or /etc/localtime]
-    #[arg(long = "log-timezone", value_name = "ZONE")]
-    pub log_timezone: Option<String>,
-
-    /// The model_name label when the log never names its model.
-    #[arg(long = "model-name", value_name = "NAME")]
-    pub model_name: Option<String>,
-
-    /// A constant label added to every engine series, e.g. --label instance_group=a. Repeatable.
-    #[arg(long = "label", value_name = "NAME=VALUE")]
-    pub labels: Vec<String>,
-
-    /// vLLM's stats interval, as for the agent: 'auto' or seconds. [default: auto]
-    #[arg(long = "vllm-stats-interval", value_name = "SECONDS|auto")]
-    pub vllm_stats_interval: Option<String>,
-
-    /// The vLLM version that wrote the logs, for logs whose start-up lines are gone.
-    #[arg(long = "vllm-version", value_name = "VERSION")]
-    pub vllm_version: Option<String>,
-
-    /// Labels from each log file's path, as for the agent: 'kubernetes' (namespace, pod,
-    /// container from kubelet's .../pods/<namespace>_<pod>_<uid>/<container>/N.log) or a regex
-    /// whose named captures become labels.
-    #[arg(long = "path-labels", value_name = "kubernetes|REGEX")]
-    pub path_labels: Option<String>,
-
-    /// Lines longer than this are skipped. [default: 65536]
-    #[arg(long = "max-line-bytes", value_name = "BYTES")]
-    pub max_line_bytes: Option<usize>,
-}
 
 /// The span of time whose samples are written: `since <= t < until`, seconds since the epoch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,25 +30,18 @@ impl Window {
 impl ReplayArgs {
     /// The agent's settings for these flags, checked as the agent checks them.
     pub fn settings(&self) -> Result<Settings, ConfigError> {
-        if self.logs.is_empty() && self.config.is_none() {
+        if self.log.logs.is_empty() && self.log.config.is_none() {
             return Err(ConfigError(
                 "llmtail replay needs a log to read\n  fix: --log /var/log/vllm.log (repeatable), or --config FILE with [[log]] entries".into(),
             ));
         }
-        let mut cli = Cli::parse_from(["llmtail"]);
-        cli.logs.clone_from(&self.logs);
-        cli.config.clone_from(&self.config);
-        cli.envelope = self.envelope;
-        cli.log_timezone.clone_from(&self.log_timezone);
-        cli.model_name.clone_from(&self.model_name);
-        cli.labels.clone_from(&self.labels);
-        cli.vllm_stats_interval
-            .clone_from(&self.vllm_stats_interval);
-        cli.vllm_version.clone_from(&self.vllm_version);
-        cli.max_line_bytes = self.max_line_bytes;
-        cli.path_labels.clone_from(&self.path_labels);
-        cli.from = Some(From::Start);
-        cli.one_shot = true;
+        // The agent's settings for reading each log once, from its first byte.
+        let cli = Cli {
+            log: self.log.clone(),
+            from: Some(From::Start),
+            one_shot: true,
+            ..Cli::default()
+        };
         let settings = Settings::from_cli(cli)?;
         if settings.logs.is_empty() {
             return Err(ConfigError(

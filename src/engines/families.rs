@@ -22,7 +22,7 @@ pub fn all_metrics() -> Vec<Metric> {
 }
 
 /// Every label name an engine's series get from llmtail: its units' and its rows' extra ones
-/// (`le` for a histogram). No `--label` may take one (`config::reserved_labels`).
+/// (`le` for a histogram). No `--label` may take one (`label_names::reserved_labels`).
 pub fn set_labels() -> Vec<&'static str> {
     struct Labels(Vec<&'static str>);
     impl EngineVisitor for Labels {
@@ -77,19 +77,6 @@ mod tests {
     use super::*;
     use crate::catalog::{is_valid_metric_name, Row};
     use crate::engines::Engine;
-
-    /// `--label request_type=x` was accepted and written
-    /// next to the family's own `request_type`, and promtool rejected the whole scrape
-    /// ("duplicate label names"). Every label a series gets from llmtail is reserved.
-    #[test]
-    fn every_label_llmtail_sets_is_reserved() {
-        for label in set_labels() {
-            assert!(
-                crate::config::reserved_labels().contains(&label),
-                "{label} is set by llmtail but a --label may take it"
-            );
-        }
-    }
 
     #[test]
     fn every_name_is_a_valid_prometheus_name_and_unique() {

@@ -290,6 +290,7 @@ fn settings_table(
             or_none(
                 settings
                     .flags
+                    .log
                     .config
                     .as_ref()
                     .map(|p| p.display().to_string()),

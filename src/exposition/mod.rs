@@ -11,6 +11,7 @@ pub mod serve;
 mod snapshot;
 pub mod tls;
 pub mod web_config;
+pub mod web_settings;
 
 use std::sync::{Arc, Mutex};
 

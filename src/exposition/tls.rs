@@ -1,5 +1,6 @@
 //! TLS for the HTTP server: the web config file's `tls_server_config`, read into a rustls
-//! `ServerConfig`, and the handshake that the serve loop runs before HTTP.
+//! `ServerConfig` (built by [`crate::tls`], which the remote-write client shares), and the
+//! handshake that the serve loop runs before HTTP.
 //!
 //! The keys, their values and defaults are exporter-toolkit's (`web/tls_config.go`), so a file
 //! written for node_exporter works here: TLS is on once any of `cert`, `cert_file`, `key`,
@@ -14,17 +15,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::ServerConfig;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
 
-use super::web_config::FileError;
-use crate::bounded_read::{read_regular, SMALL_FILE_LIMIT};
+use crate::tls::pem::{Pem, PemSource};
+use crate::tls::server::{ClientAuth, ServerTls};
+use crate::tls::TlsError;
 
 /// `tls_server_config`, as written.
 #[derive(Debug, Default, Deserialize)]
@@ -48,7 +47,7 @@ pub struct TlsSection {
 
 /// exporter-toolkit's `client_auth_type` values that rustls can honour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClientAuth {
+enum ClientAuthType {
     NoClientCert,
     VerifyClientCertIfGiven,
     RequireAndVerifyClientCert,
@@ -56,71 +55,18 @@ enum ClientAuth {
 
 const CLIENT_AUTH_FIX: &str = "use NoClientCert (the default), VerifyClientCertIfGiven or RequireAndVerifyClientCert (with client_ca_file)";
 
-/// PEM text given inline (`cert`) or a file (`cert_file`), relative to the config's directory.
-fn pem_source(
-    inline: Option<&str>,
-    file: Option<&Path>,
-    dir: &Path,
-    keys: (&str, &str),
-    errors: &FileError,
-) -> Result<Option<(Vec<u8>, String)>, crate::config::ConfigError> {
-    let inline = inline.filter(|t| !t.is_empty());
-    let file = file.filter(|p| !p.as_os_str().is_empty());
-    match (inline, file) {
-        (Some(_), Some(_)) => Err(errors.key(
-            keys.0,
-            format!("both {} and {} are set", keys.0, keys.1),
-            &format!(
-                "keep one of them: {} (PEM text) or {} (a path)",
-                keys.0, keys.1
-            ),
-        )),
-        (Some(text), None) => Ok(Some((text.as_bytes().to_vec(), keys.0.to_string()))),
-        (None, Some(path)) => {
-            let path = dir.join(path);
-            let bytes = read_regular(&path, SMALL_FILE_LIMIT).map_err(|e| {
-                errors.key(
-                    keys.1,
-                    format!("cannot read {}: {e}", path.display()),
-                    &e.fix("give a readable PEM file; a relative path is read from the web config file's directory"),
-                )
-            })?;
-            Ok(Some((bytes, format!("{} {}", keys.1, path.display()))))
-        }
-        (None, None) => Ok(None),
-    }
-}
-
-fn certificates(
-    pem: &[u8],
-    origin: &str,
-    key: &str,
-    errors: &FileError,
-) -> Result<Vec<CertificateDer<'static>>, crate::config::ConfigError> {
-    let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(pem).collect();
-    match certs {
-        Ok(certs) if !certs.is_empty() => Ok(certs),
-        Ok(_) => Err(errors.key(
-            key,
-            format!("{origin} holds no PEM certificate"),
-            "give a file with -----BEGIN CERTIFICATE----- blocks",
-        )),
-        Err(e) => Err(errors.key(
-            key,
-            format!("{origin} is not PEM: {e}"),
-            "give a file with -----BEGIN CERTIFICATE----- blocks",
-        )),
-    }
-}
+/// How a relative path in the section is read, and what to do about a file that cannot be.
+const UNREADABLE_FIX: &str =
+    "give a readable PEM file; a relative path is read from the web config file's directory";
 
 /// The TLS version a `min_version` or `max_version` names: 10, 11, 12 or 13.
-fn version(text: &str, key: &str, errors: &FileError) -> Result<u8, crate::config::ConfigError> {
+fn version(text: &str, key: &str) -> Result<u8, TlsError> {
     match text {
         "TLS10" => Ok(10),
         "TLS11" => Ok(11),
         "TLS12" => Ok(12),
         "TLS13" => Ok(13),
-        _ => Err(errors.key(
+        _ => Err(TlsError::new(
             key,
             format!("{text:?} is not a TLS version"),
             "use TLS12 or TLS13 (TLS10 and TLS11 are read as TLS12: rustls speaks 1.2 and 1.3)",
@@ -143,7 +89,7 @@ impl TlsSection {
             || set_path(&self.client_ca_file)
     }
 
-    fn refuse_unsupported(&self, errors: &FileError) -> Result<(), crate::config::ConfigError> {
+    fn refuse_unsupported(&self) -> Result<(), TlsError> {
         let refusals = [
             (
                 self.cipher_suites.is_some(),
@@ -163,188 +109,132 @@ impl TlsSection {
         ];
         for (set, key, why) in refusals {
             if set {
-                return Err(errors.key(
-                    &format!("tls_server_config.{key}"),
+                return Err(TlsError::new(
+                    key,
                     format!("not supported by llmtail ({why})"),
-                    &format!("remove {key}"),
+                    format!("remove {key}"),
                 ));
             }
         }
         Ok(())
     }
 
-    /// The rustls configuration, or `None` if the section asks for no TLS. `dir` is the web
-    /// config file's directory, which relative paths are read from.
-    pub fn server_config(
-        &self,
-        dir: &Path,
-        errors: &FileError,
-    ) -> Result<Option<Arc<ServerConfig>>, crate::config::ConfigError> {
-        self.refuse_unsupported(errors)?;
+    /// The rustls configuration, or `None` if the section asks for no TLS. `file` is the web
+    /// config file, whose directory relative paths are read from. Errors name the key within
+    /// `tls_server_config`.
+    pub fn server_config(&self, file: &Path) -> Result<Option<Arc<ServerConfig>>, TlsError> {
+        self.refuse_unsupported()?;
         if !self.is_enabled() {
             return Ok(None);
         }
-        let cert = pem_source(
-            self.cert.as_deref(),
-            self.cert_file.as_deref(),
-            dir,
-            ("tls_server_config.cert", "tls_server_config.cert_file"),
-            errors,
-        )?
-        .ok_or_else(|| {
-            errors.key(
-                "tls_server_config.cert_file",
-                "missing: TLS is on (another tls_server_config key is set) but has no certificate"
-                    .into(),
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let cert = self.pem(("cert", &self.cert), ("cert_file", &self.cert_file), dir)?;
+        let cert = cert.ok_or_else(|| {
+            TlsError::new(
+                "cert_file",
+                "missing: TLS is on (another tls_server_config key is set) but has no certificate",
                 "set cert_file (and key_file) to the server's PEM certificate (and key)",
             )
         })?;
-        let key = pem_source(
-            self.key.as_deref(),
-            self.key_file.as_deref(),
-            dir,
-            ("tls_server_config.key", "tls_server_config.key_file"),
-            errors,
-        )?
-        .ok_or_else(|| {
-            errors.key(
-                "tls_server_config.key_file",
-                "missing: a certificate needs its private key".into(),
+        let key = self.pem(("key", &self.key), ("key_file", &self.key_file), dir)?;
+        let key = key.ok_or_else(|| {
+            TlsError::new(
+                "key_file",
+                "missing: a certificate needs its private key",
                 "set key_file to the certificate's PEM private key",
             )
         })?;
-        let chain = certificates(&cert.0, &cert.1, "tls_server_config.cert_file", errors)?;
-        let private_key = PrivateKeyDer::from_pem_slice(&key.0).map_err(|e| {
-            errors.key(
-                "tls_server_config.key_file",
-                format!("{} holds no usable private key: {e}", key.1),
-                "give the PEM private key (-----BEGIN PRIVATE KEY----- or EC/RSA PRIVATE KEY) that goes with cert_file",
-            )
-        })?;
+        let client_auth = self.client_auth(dir)?;
+        Ok(Some(
+            ServerTls {
+                cert,
+                key,
+                client_auth,
+                versions: self.versions(file)?,
+                prefer_server_order: self.prefer_server_cipher_suites.unwrap_or(true),
+            }
+            .config()?,
+        ))
+    }
 
-        let client_auth = match self.client_auth_type.as_deref().unwrap_or("") {
-            "" | "NoClientCert" => ClientAuth::NoClientCert,
-            "VerifyClientCertIfGiven" => ClientAuth::VerifyClientCertIfGiven,
-            "RequireAndVerifyClientCert" => ClientAuth::RequireAndVerifyClientCert,
+    /// PEM given inline (`cert`) or a file (`cert_file`), relative to `dir`.
+    fn pem(
+        &self,
+        inline: (&str, &Option<String>),
+        file: (&str, &Option<PathBuf>),
+        dir: &Path,
+    ) -> Result<Option<Pem>, TlsError> {
+        PemSource {
+            inline: (inline.0, inline.1.as_deref()),
+            file: (file.0, file.1.as_deref()),
+        }
+        .read(dir, UNREADABLE_FIX)
+    }
+
+    /// `client_auth_type` and the client CA it checks against.
+    fn client_auth(&self, dir: &Path) -> Result<ClientAuth, TlsError> {
+        let auth_type = match self.client_auth_type.as_deref().unwrap_or("") {
+            "" | "NoClientCert" => ClientAuthType::NoClientCert,
+            "VerifyClientCertIfGiven" => ClientAuthType::VerifyClientCertIfGiven,
+            "RequireAndVerifyClientCert" => ClientAuthType::RequireAndVerifyClientCert,
             unverified @ ("RequestClientCert" | "RequireAnyClientCert" | "RequireClientCert") => {
-                return Err(errors.key(
-                    "tls_server_config.client_auth_type",
+                return Err(TlsError::new(
+                    "client_auth_type",
                     format!("{unverified} asks for a client certificate without verifying it, which authenticates nobody; llmtail does not offer it"),
                     CLIENT_AUTH_FIX,
                 ))
             }
             other => {
-                return Err(errors.key(
-                    "tls_server_config.client_auth_type",
+                return Err(TlsError::new(
+                    "client_auth_type",
                     format!("{other:?} is not a client auth type"),
                     CLIENT_AUTH_FIX,
                 ))
             }
         };
-        let client_ca = pem_source(
-            self.client_ca.as_deref(),
-            self.client_ca_file.as_deref(),
+        let ca = self.pem(
+            ("client_ca", &self.client_ca),
+            ("client_ca_file", &self.client_ca_file),
             dir,
-            (
-                "tls_server_config.client_ca",
-                "tls_server_config.client_ca_file",
-            ),
-            errors,
         )?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = match (client_auth, client_ca) {
-            (ClientAuth::NoClientCert, None) => WebPkiClientVerifier::no_client_auth(),
-            (ClientAuth::NoClientCert, Some(_)) => {
-                return Err(errors.key(
-                    "tls_server_config.client_ca_file",
-                    "a client CA is set but client_auth_type is NoClientCert, so it would never be asked for".into(),
-                    "set client_auth_type: RequireAndVerifyClientCert, or remove client_ca_file",
-                ))
-            }
-            (_, None) => {
-                return Err(errors.key(
-                    "tls_server_config.client_ca_file",
-                    format!("missing: client_auth_type {:?} verifies client certificates against it", self.client_auth_type.as_deref().unwrap_or_default()),
-                    "set client_ca_file to the PEM certificate of the CA that signs the clients' certificates",
-                ))
-            }
-            (auth, Some((pem, origin))) => {
-                let mut roots = RootCertStore::empty();
-                for ca in certificates(&pem, &origin, "tls_server_config.client_ca_file", errors)? {
-                    roots.add(ca).map_err(|e| {
-                        errors.key(
-                            "tls_server_config.client_ca_file",
-                            format!("{origin}: not a usable CA certificate: {e}"),
-                            "give the PEM certificate of the CA that signs the clients' certificates",
-                        )
-                    })?;
-                }
-                let builder =
-                    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider));
-                let builder = if auth == ClientAuth::VerifyClientCertIfGiven {
-                    builder.allow_unauthenticated()
-                } else {
-                    builder
-                };
-                builder.build().map_err(|e| {
-                    errors.key(
-                        "tls_server_config.client_ca_file",
-                        format!("{origin}: {e}"),
-                        "give the PEM certificate of the CA that signs the clients' certificates",
-                    )
-                })?
-            }
-        };
+        match (auth_type, ca) {
+            (ClientAuthType::NoClientCert, None) => Ok(ClientAuth::None),
+            (ClientAuthType::NoClientCert, Some(_)) => Err(TlsError::new(
+                "client_ca_file",
+                "a client CA is set but client_auth_type is NoClientCert, so it would never be asked for",
+                "set client_auth_type: RequireAndVerifyClientCert, or remove client_ca_file",
+            )),
+            (_, None) => Err(TlsError::new(
+                "client_ca_file",
+                format!(
+                    "missing: client_auth_type {:?} verifies client certificates against it",
+                    self.client_auth_type.as_deref().unwrap_or_default()
+                ),
+                "set client_ca_file to the PEM certificate of the CA that signs the clients' certificates",
+            )),
+            (ClientAuthType::VerifyClientCertIfGiven, Some(ca)) => Ok(ClientAuth::VerifyIfGiven(ca)),
+            (ClientAuthType::RequireAndVerifyClientCert, Some(ca)) => Ok(ClientAuth::Require(ca)),
+        }
+    }
 
+    /// `min_version` (TLS12 unless told) and `max_version` (TLS13); TLS10 and TLS11 are read as
+    /// TLS12, with a warning naming `file`.
+    fn versions(&self, file: &Path) -> Result<(u8, u8), TlsError> {
         let min = match self.min_version.as_deref().filter(|v| !v.is_empty()) {
-            Some(text) => version(text, "tls_server_config.min_version", errors)?,
+            Some(text) => version(text, "min_version")?,
             None => 12,
         };
         let max = match self.max_version.as_deref().filter(|v| !v.is_empty()) {
-            Some(text) => version(text, "tls_server_config.max_version", errors)?,
+            Some(text) => version(text, "max_version")?,
             None => 13,
         };
         if min < 12 {
             tracing::warn!(
                 "{}: tls_server_config.min_version TLS{min} is read as TLS12 (rustls speaks TLS 1.2 and 1.3 only)",
-                errors.file.display()
+                file.display()
             );
         }
-        let versions: Vec<&'static rustls::SupportedProtocolVersion> =
-            [(12, &rustls::version::TLS12), (13, &rustls::version::TLS13)]
-                .into_iter()
-                .filter(|(v, _)| (min..=max).contains(v))
-                .map(|(_, version)| version)
-                .collect();
-        if versions.is_empty() {
-            return Err(errors.key(
-                "tls_server_config.max_version",
-                format!("no TLS version rustls speaks lies between min_version TLS{min} and max_version TLS{max}"),
-                "leave max_version at TLS13 (the default); min_version TLS12 or TLS13",
-            ));
-        }
-        let mut config = ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&versions)
-            .map_err(|e| {
-                errors.key(
-                    "tls_server_config.min_version",
-                    e.to_string(),
-                    "use TLS12 or TLS13",
-                )
-            })?
-            .with_client_cert_verifier(verifier)
-            .with_single_cert(chain, private_key)
-            .map_err(|e| {
-                errors.key(
-                    "tls_server_config.key_file",
-                    format!("{} does not go with {}: {e}", key.1, cert.1),
-                    "give the private key the certificate was made for",
-                )
-            })?;
-        // HTTP/1.1 is all the server speaks; saying so lets a client that offers h2 fall back.
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        config.ignore_client_order = self.prefer_server_cipher_suites.unwrap_or(true);
-        Ok(Some(Arc::new(config)))
+        Ok((min, max))
     }
 }
 

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::auth::{self, BadHash, Checker, Users};
 use super::tls::TlsSection;
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// The file, as written.
 #[derive(Debug, Default, Deserialize)]
@@ -53,12 +53,12 @@ const ALLOWED_HEADERS: &[(&str, &[&str])] = &[
 const KEYS_FIX: &str = "the keys are exporter-toolkit's: tls_server_config (cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version), http_server_config.headers, basic_auth_users; see the README's \"TLS and basic auth\"";
 
 /// Builds the errors of one web config file: each names the file, then the key.
-pub struct FileError {
-    pub file: PathBuf,
+struct FileError {
+    file: PathBuf,
 }
 
 impl FileError {
-    pub fn key(&self, key: &str, what: String, fix: &str) -> ConfigError {
+    fn key(&self, key: &str, what: String, fix: &str) -> ConfigError {
         ConfigError(format!(
             "web config file {}, {key}: {what}\n  fix: {fix}",
             self.file.display()
@@ -111,9 +111,10 @@ impl WebConfig {
                 "remove rate_limit",
             ));
         }
-        let dir = path.parent().unwrap_or(Path::new("."));
         let tls = match &file.tls_server_config {
-            Some(section) => section.server_config(dir, &errors)?,
+            Some(section) => section
+                .server_config(path)
+                .map_err(|e| errors.key(&format!("tls_server_config.{}", e.key), e.what, &e.fix))?,
             None => None,
         };
         let users = Users::new(file.basic_auth_users.unwrap_or_default())

@@ -14,12 +14,13 @@ use std::time::Duration;
 use base64::Engine as _;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::Uri;
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls_pki_types::ServerName;
 use serde::Deserialize;
 
-use crate::bounded_read::{read_regular, read_regular_text, SMALL_FILE_LIMIT};
-use crate::config::ConfigError;
+use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
+use crate::config_error::ConfigError;
+use crate::tls::client::{self, ClientTls};
+use crate::tls::TlsError;
 
 /// `--remote-write.interval`'s default, the issue's: the scrape interval of Prometheus' example
 /// configuration (its built-in default is 1m), so a push holds what a typical scrape would.
@@ -349,153 +350,27 @@ fn secret(
 fn tls(config: Option<&TlsConfig>, host: &str, origin: &str) -> Result<Tls, ConfigError> {
     let default = TlsConfig::default();
     let config = config.unwrap_or(&default);
-    let name = config.server_name.as_deref().unwrap_or(host);
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    let server_name = ServerName::try_from(name.to_string()).map_err(|e| {
-        ConfigError(format!(
-            "{origin}: {name:?} is not a server name to verify ({e})\n  fix: set tls_config.server_name to the name in the receiver's certificate"
-        ))
-    })?;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ConfigError(format!("{origin}: TLS: {e}\n  fix: report this as a bug")))?;
-    let builder = if config.insecure_skip_verify {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(insecure::AnyCertificate(provider)))
-    } else {
-        builder.with_root_certificates(roots(config.ca_file.as_deref(), origin)?)
-    };
-    let client_config = match (&config.cert_file, &config.key_file) {
-        (None, None) => builder.with_no_client_auth(),
-        (Some(cert), Some(key)) => {
-            let certs = read_pem(cert, "tls_config.cert_file", origin, |bytes| {
-                CertificateDer::pem_slice_iter(bytes).collect::<Result<Vec<_>, _>>()
-            })?;
-            let key = read_pem(key, "tls_config.key_file", origin, PrivateKeyDer::from_pem_slice)?;
-            builder.with_client_auth_cert(certs, key).map_err(|e| {
-                ConfigError(format!(
-                    "{origin}: tls_config.cert_file and key_file do not make a client certificate ({e})\n  fix: give the key that belongs to the certificate"
-                ))
-            })?
-        }
+    let client_cert = match (&config.cert_file, &config.key_file) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => Some((cert.as_path(), key.as_path())),
         _ => {
             return Err(ConfigError(format!(
                 "{origin}: tls_config needs both cert_file and key_file for a client certificate\n  fix: set both, or neither"
             )))
         }
     };
+    let in_section = |e: TlsError| ConfigError(format!("{origin}: {}", e.in_section("tls_config")));
+    let server_name =
+        client::server_name(config.server_name.as_deref().unwrap_or(host)).map_err(in_section)?;
+    let client = ClientTls {
+        ca_file: config.ca_file.as_deref(),
+        client_cert,
+        insecure_skip_verify: config.insecure_skip_verify,
+    };
     Ok(Tls {
-        config: Arc::new(client_config),
+        config: client.config().map_err(in_section)?,
         server_name,
     })
-}
-
-/// `ca_file`'s certificates, else the system's (`/etc/ssl/certs`, as Prometheus' Go client uses).
-fn roots(ca_file: Option<&Path>, origin: &str) -> Result<rustls::RootCertStore, ConfigError> {
-    let mut roots = rustls::RootCertStore::empty();
-    let certificates = match ca_file {
-        Some(path) => read_pem(path, "tls_config.ca_file", origin, |bytes| {
-            CertificateDer::pem_slice_iter(bytes).collect::<Result<Vec<_>, _>>()
-        })?,
-        None => rustls_native_certs::load_native_certs().certs,
-    };
-    let (_, refused) = roots.add_parsable_certificates(certificates);
-    if roots.is_empty() {
-        let what = match ca_file {
-            Some(path) => format!(
-                "tls_config.ca_file {} holds no usable CA certificate",
-                path.display()
-            ),
-            None => "the system has no CA certificates (ca-certificates not installed?)".into(),
-        };
-        return Err(ConfigError(format!(
-            "{origin}: {what} ({refused} refused)\n  fix: give the CA that signed the receiver's certificate in tls_config.ca_file"
-        )));
-    }
-    Ok(roots)
-}
-
-/// Reads a PEM file and what `parse` makes of it, or says which key could not be read.
-fn read_pem<T, E: std::fmt::Display>(
-    path: &Path,
-    key: &str,
-    origin: &str,
-    parse: impl FnOnce(&[u8]) -> Result<T, E>,
-) -> Result<T, ConfigError> {
-    let bytes = read_regular(path, SMALL_FILE_LIMIT).map_err(|e| {
-        ConfigError(format!(
-            "{origin}: {key} {}: {e}\n  fix: {}",
-            path.display(),
-            e.fix("give a PEM file llmtail's user can read")
-        ))
-    })?;
-    parse(&bytes).map_err(|e| {
-        ConfigError(format!(
-            "{origin}: {key} {} is not PEM ({e})\n  fix: give a file with -----BEGIN ...----- blocks",
-            path.display()
-        ))
-    })
-}
-
-/// `insecure_skip_verify = true`: any certificate is taken (signatures are still checked, so
-/// the handshake is real; who signed the certificate is not). Prometheus' own option.
-mod insecure {
-    use std::sync::Arc;
-
-    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-    use rustls::crypto::CryptoProvider;
-    use rustls::{DigitallySignedStruct, SignatureScheme};
-    use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
-
-    #[derive(Debug)]
-    pub struct AnyCertificate(pub Arc<CryptoProvider>);
-
-    impl ServerCertVerifier for AnyCertificate {
-        fn verify_server_cert(
-            &self,
-            _end_entity: &CertificateDer<'_>,
-            _intermediates: &[CertificateDer<'_>],
-            _server_name: &ServerName<'_>,
-            _ocsp_response: &[u8],
-            _now: UnixTime,
-        ) -> Result<ServerCertVerified, rustls::Error> {
-            Ok(ServerCertVerified::assertion())
-        }
-
-        fn verify_tls12_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls12_signature(
-                message,
-                cert,
-                dss,
-                &self.0.signature_verification_algorithms,
-            )
-        }
-
-        fn verify_tls13_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, rustls::Error> {
-            rustls::crypto::verify_tls13_signature(
-                message,
-                cert,
-                dss,
-                &self.0.signature_verification_algorithms,
-            )
-        }
-
-        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-            self.0.signature_verification_algorithms.supported_schemes()
-        }
-    }
 }
 
 #[cfg(test)]
@@ -527,9 +402,12 @@ mod tests {
 
     #[test]
     fn headers_such_as_a_tenant_go_with_every_push() {
-        let config = "[[remote_write]]\nurl = \"http://mimir:8080/api/v1/push\"\nheaders = { \"X-Scope-OrgID\" = \"team-a\" }\n";
-        let s = settings_from(config, &[]).unwrap();
-        let headers = &s.remote_write.targets[0].headers;
+        let mut tenant = entry("http://mimir:8080/api/v1/push");
+        tenant
+            .headers
+            .insert("X-Scope-OrgID".into(), "team-a".into());
+        let targets = targets(&[], &[tenant], "config file x").unwrap();
+        let headers = &targets[0].headers;
         assert_eq!(headers.len(), 1);
         assert_eq!(headers[0].0.as_str(), "x-scope-orgid");
         assert_eq!(headers[0].1, "team-a");
@@ -637,60 +515,6 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("--remote-write.url: \"localhost:9090\""),
-            "{err}"
-        );
-    }
-
-    fn settings_from(config: &str, flags: &[&str]) -> Result<crate::config::Settings, ConfigError> {
-        use clap::Parser;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("llmtail.toml");
-        std::fs::write(&path, config).unwrap();
-        let mut argv = vec!["llmtail", "--log", "/var/log/vllm.log", "--config"];
-        argv.push(path.to_str().unwrap());
-        argv.extend_from_slice(flags);
-        crate::config::Settings::from_cli(crate::cli::Cli::try_parse_from(argv).unwrap())
-    }
-
-    #[test]
-    fn the_config_file_names_receivers_and_the_interval_and_flags_add_and_win() {
-        let config = "remote_write_interval = \"30s\"\n[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbearer_token = \"t\"\n";
-        let s = settings_from(config, &[]).unwrap();
-        assert_eq!(s.remote_write.interval, Duration::from_secs(30));
-        assert_eq!(
-            s.remote_write.targets[0].authorization.as_deref(),
-            Some("Bearer t")
-        );
-        let s = settings_from(
-            config,
-            &[
-                "--remote-write.url",
-                "http://b:9090/api/v1/write",
-                "--remote-write.interval",
-                "5s",
-            ],
-        )
-        .unwrap();
-        assert_eq!(s.remote_write.interval, Duration::from_secs(5));
-        assert_eq!(
-            s.remote_write.urls(),
-            ["http://a:9090/api/v1/write", "http://b:9090/api/v1/write"]
-        );
-        let none = settings_from("", &[]).unwrap();
-        assert!(none.remote_write.targets.is_empty());
-        assert_eq!(none.remote_write.interval, DEFAULT_INTERVAL);
-    }
-
-    #[test]
-    fn a_config_file_mistake_names_the_file_line_or_key() {
-        let typo = "[[remote_write]]\nurl = \"http://a:9090/api/v1/write\"\nbasic_auth = { username = \"u\", pasword_file = \"/p\" }\n";
-        let err = settings_from(typo, &[]).unwrap_err().to_string();
-        assert!(err.contains("llmtail.toml, line 3"), "{err}");
-        assert!(err.contains("pasword_file"), "{err}");
-        let interval = "remote_write_interval = \"often\"\n";
-        let err = settings_from(interval, &[]).unwrap_err().to_string();
-        assert!(
-            err.contains("llmtail.toml, remote_write_interval: \"often\" is not a duration"),
             "{err}"
         );
     }

@@ -5,8 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::envelope::EnvelopeKind;
 use crate::source::StartFrom;
+
+mod log_flags;
+mod replay;
+
+pub use log_flags::LogFlags;
+pub use replay::ReplayArgs;
 
 /// `--from`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
@@ -70,7 +75,7 @@ fn max_series_help() -> String {
 
 /// Follows the logs of LLM inference engines and serves what their stats lines say as
 /// Prometheus metrics, under the engines' own metric names.
-#[derive(Debug, Clone, Parser)]
+#[derive(Debug, Clone, Default, Parser)]
 #[command(
     name = "llmtail",
     version,
@@ -87,90 +92,49 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// A log file to follow, a glob ('/var/log/vllm/*.log', quoted; files that match later are
-    /// picked up), or '-' for standard input. Repeatable. A file that does not exist yet is waited for.
-    #[arg(long = "log", value_name = "PATH")]
-    pub logs: Vec<String>,
+    // The logs and how to read them (`--log`, `--config`, `--label`, ...), as `replay` has them.
+    #[command(flatten)]
+    pub log: LogFlags,
 
     /// Address to serve /metrics, the landing page and health checks on.
     /// [default: 0.0.0.0:3913]
-    #[arg(long = "web.listen-address", value_name = "HOST:PORT")]
+    #[arg(
+        long = "web.listen-address",
+        value_name = "HOST:PORT",
+        display_order = 2
+    )]
     pub listen_address: Option<String>,
 
     /// Requests answered at once; more wait for a place. Idle connections and connections
     /// still sending their request take none (a request head must arrive within 5 s); at most 64
     /// per place are open, and past that the one that waited longest is closed. [default: 64]
-    #[arg(long = "web.max-connections", value_name = "N")]
+    #[arg(long = "web.max-connections", value_name = "N", display_order = 3)]
     pub max_connections: Option<usize>,
 
     /// A web config file in exporter-toolkit's YAML format: TLS (tls_server_config: cert_file,
     /// key_file, client_ca_file, client_auth_type, min_version), basic auth (basic_auth_users,
     /// bcrypt hashes) and response headers (http_server_config.headers). Relative paths in it
     /// are read from its directory. Optional: without it, plain HTTP and no authentication.
-    #[arg(long = "web.config.file", value_name = "FILE")]
+    #[arg(long = "web.config.file", value_name = "FILE", display_order = 4)]
     pub web_config_file: Option<PathBuf>,
 
     /// Path under which to expose metrics. [default: /metrics]
-    #[arg(long = "web.telemetry-path", value_name = "PATH")]
+    #[arg(long = "web.telemetry-path", value_name = "PATH", display_order = 5)]
     pub telemetry_path: Option<String>,
 
     /// Where to start in files that exist at start-up: 'start' rebuilds the current state from
     /// what the file holds, then follows; 'end' only follows new lines. Files that appear later
     /// are always read from their first byte. [default: start]
-    #[arg(long = "from", value_enum, value_name = "WHERE")]
+    #[arg(long = "from", value_enum, value_name = "WHERE", display_order = 6)]
     pub from: Option<From>,
 
-    /// The model_name label when the log never names its model (the engine config line wins).
-    #[arg(long = "model-name", value_name = "NAME")]
-    pub model_name: Option<String>,
-
-    /// A constant label added to every engine series, e.g. --label instance_group=a. Repeatable.
-    #[arg(long = "label", value_name = "NAME=VALUE")]
-    pub labels: Vec<String>,
-
-    /// Labels from each log file's path, for every log: 'kubernetes' gives namespace, pod and
-    /// container from kubelet's /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log (under
-    /// any mount point), or a regex whose named captures become labels, e.g.
-    /// '/srv/(?P<team>[^/]+)/'. A file whose path does not match is read without them. A
-    /// `[[log]]` entry's own path_labels wins for its log.
-    #[arg(long = "path-labels", value_name = "kubernetes|REGEX")]
-    pub path_labels: Option<String>,
-
-    /// vLLM's stats interval (VLLM_LOG_STATS_INTERVAL), which turns each stats line's throughput
-    /// into tokens for the token counters: 'auto' learns it per engine from the spacing of its
-    /// lines (10 until learned); a number of seconds forces it. [default: auto]
-    #[arg(long = "vllm-stats-interval", value_name = "SECONDS|auto")]
-    pub vllm_stats_interval: Option<String>,
-
-    /// The vLLM version that wrote the logs, for logs whose start-up lines (which name it) are
-    /// gone: it decides what 'Avg prompt throughput' counts (all prompt tokens up to 0.15, only
-    /// computed ones from 0.16). The version on the log's engine config line wins.
-    #[arg(long = "vllm-version", value_name = "VERSION")]
-    pub vllm_version: Option<String>,
-
-    /// How log lines are wrapped: detected per file from its first lines ('auto'), or one of
-    /// plain, docker (json-file driver), cri (Kubernetes /var/log/pods), json (JSON logging,
-    /// text in "message"), journald (journalctl short/short-iso, syslog). [default: auto]
-    #[arg(long = "envelope", value_enum, value_name = "KIND")]
-    pub envelope: Option<EnvelopeKind>,
-
-    /// The time zone of times a log prints without one (vLLM's `11-22 13:25:01`, syslog's
-    /// `Nov 22 13:25:01`): an IANA name such as Asia/Tokyo, or UTC, or `auto`: learn the
-    /// offset between the log's clock and the agent's from live lines (rounded to the quarter
-    /// hour) and take it off. A `[[log]]` entry's `timezone` wins for its log. Times with a zone
-    /// keep it (Docker, CRI, Triton's heads). Liveness never depends on it: an engine is judged
-    /// by how long ago its last line arrived. [default: the agent's own zone, from TZ or
-    /// /etc/localtime]
-    #[arg(long = "log-timezone", value_name = "ZONE")]
-    pub log_timezone: Option<String>,
-
-    /// Lines longer than this are skipped up to their newline and counted in
-    /// llmtail_lines_skipped_total{reason="too_long"}. [default: 65536]
-    #[arg(long = "max-line-bytes", value_name = "BYTES")]
-    pub max_line_bytes: Option<usize>,
-
     /// The most series the units of all logs may make; a new one past it is refused.
-    #[arg(long = "max-series", value_name = "N", long_help = max_series_help())]
+    #[arg(
+        long = "max-series",
+        value_name = "N",
+        long_help = max_series_help(),
+        display_order = 15
+    )]
     pub max_series: Option<usize>,
 
     /// How long the series of a log that is gone (its file deleted, or renamed away from the
@@ -178,13 +142,13 @@ pub struct Cli {
     /// under one name is remembered so that it is not read again under another (dateext
     /// rotation). A path that comes back within it goes on with the same counters. A duration
     /// such as 10m, 90s or 1h. [default: 10m]
-    #[arg(long = "log-expiry", value_name = "DURATION")]
+    #[arg(long = "log-expiry", value_name = "DURATION", display_order = 16)]
     pub log_expiry: Option<String>,
 
     /// Keep read positions and counters in this file (written atomically), so that a restart
     /// neither re-counts nor resets counters even after the log was rotated. One agent per
     /// file: PATH.lock beside it is locked while the agent runs. Optional.
-    #[arg(long = "state-file", value_name = "PATH")]
+    #[arg(long = "state-file", value_name = "PATH", display_order = 17)]
     pub state_file: Option<PathBuf>,
 
     /// Push every series to this Prometheus remote-write receiver (remote write 1.0: protobuf
@@ -196,26 +160,26 @@ pub struct Cli {
     /// llmtail_remote_write_samples_dropped_total. Network errors, 5xx and 429 are retried
     /// with backoff (30 ms to 5 s); other 4xx are dropped. Authentication and TLS: the config
     /// file's [[remote_write]].
-    #[arg(long = "remote-write.url", value_name = "URL")]
+    #[arg(long = "remote-write.url", value_name = "URL", display_order = 18)]
     pub remote_write_urls: Vec<String>,
 
     /// How often the series are pushed: a duration such as 15s or 1m. [default: 15s]
-    #[arg(long = "remote-write.interval", value_name = "DURATION")]
+    #[arg(
+        long = "remote-write.interval",
+        value_name = "DURATION",
+        display_order = 19
+    )]
     pub remote_write_interval: Option<String>,
-
-    /// Read a TOML config file with the same settings and per-log labels; flags win.
-    #[arg(long = "config", value_name = "FILE")]
-    pub config: Option<PathBuf>,
 
     /// Serve POST /-/reload (read the config file again, as SIGHUP does) and POST /-/quit
     /// (stop cleanly), as Prometheus does with the same flag. Off by default: anyone who can
     /// reach the port could use them.
-    #[arg(long = "web.enable-lifecycle")]
+    #[arg(long = "web.enable-lifecycle", display_order = 21)]
     pub enable_lifecycle: bool,
 
     /// Read the logs to their current end, print the metrics (Prometheus text format) to
     /// stdout and exit, instead of serving them. How to test a log.
-    #[arg(long = "one-shot")]
+    #[arg(long = "one-shot", display_order = 22)]
     pub one_shot: bool,
 }
 
@@ -224,6 +188,6 @@ pub struct Cli {
 pub enum Command {
     /// Turns whole logs into Prometheus history: OpenMetrics text with a timestamp on every
     /// sample, for `promtool tsdb create-blocks-from openmetrics`.
-    #[command(long_about = crate::backfill::args::LONG_ABOUT, after_help = crate::backfill::args::AFTER_HELP)]
-    Replay(crate::backfill::args::ReplayArgs),
+    #[command(long_about = replay::LONG_ABOUT, after_help = replay::AFTER_HELP)]
+    Replay(ReplayArgs),
 }
