@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use llmtail::backfill::args::ReplayArgs;
 use llmtail::cli::{Cli, Command};
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 use llmtail::state_file_lock::StateFileLockError;
 
 fn main() -> ExitCode {

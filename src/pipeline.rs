@@ -3,12 +3,13 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use jiff::tz::TimeZone;
 use llmtail_grammars::{LogTime, Outcome, Parsed};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
+use crate::clock::Clock;
 use crate::config::{LogSettings, Settings};
 use crate::envelope::{Decoded, Decoder, EnvelopeKind};
 use crate::path_labels::PathLabels;
@@ -18,39 +19,6 @@ use crate::state::engine::EngineSetup;
 use crate::state::log_clock::LogClock;
 use crate::state::{LogState, State, StateSettings};
 use crate::timezone::{resolve_in_order, zone_explaining, Resolved};
-
-/// Where "now" comes from: the wall clock, or a fixed time in tests and goldens.
-#[derive(Clone)]
-pub struct Clock(Arc<dyn Fn() -> f64 + Send + Sync>);
-
-impl Clock {
-    /// A clock reading `now` (seconds since the epoch) each time it is asked.
-    pub fn new(now: impl Fn() -> f64 + Send + Sync + 'static) -> Clock {
-        Clock(Arc::new(now))
-    }
-
-    /// The system clock, read once at start and then advanced by the monotonic clock: silence
-    /// is measured on it (how long since a log's last line arrived), and a wall clock that NTP
-    /// or an operator steps would make an engine look silent for the size of the step.
-    pub fn system() -> Clock {
-        let started = Instant::now();
-        let wall_at_start = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        Clock(Arc::new(move || {
-            wall_at_start + started.elapsed().as_secs_f64()
-        }))
-    }
-
-    pub fn fixed(seconds: f64) -> Clock {
-        Clock(Arc::new(move || seconds))
-    }
-
-    pub fn now(&self) -> f64 {
-        (self.0)()
-    }
-}
 
 /// How one followed file's lines are read: its envelope, and the zone of times without one.
 struct LogInput {

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::checkpoint::Checkpoint;
+use crate::clock::Clock;
 use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
-use crate::pipeline::{new_state, Clock, Pipeline, Reading};
+use crate::pipeline::{new_state, Pipeline, Reading};
 use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, SourceOptions, Stopper};

@@ -20,8 +20,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
+use crate::clock::Clock;
 use crate::config::LiveSettings;
-use crate::pipeline::Clock;
 use crate::state::State;
 use render::Format;
 pub use snapshot::Snapshots;
