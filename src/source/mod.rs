@@ -12,6 +12,7 @@ mod file;
 mod glob_paths;
 mod known;
 mod reader;
+mod regular_file;
 mod splitter;
 mod stdin;
 mod watch;
