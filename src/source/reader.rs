@@ -275,6 +275,7 @@ impl Reader {
             }
         }
         engine.close_all();
+        engine.sink.stopped();
         drop(wake_tx);
     }
 
