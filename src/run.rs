@@ -50,11 +50,12 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
     // if the log itself says so, or if it fell silent while other lines went on.
-    let now = state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .latest_line_at()
-        .unwrap_or_else(|| clock.now());
+    let now = {
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = state.latest_line_at().unwrap_or_else(|| clock.now());
+        state.judge(now);
+        now
+    };
     let text = render::render(&state, render::Format::Text004, now);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;

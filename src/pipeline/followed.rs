@@ -89,15 +89,6 @@ impl FollowedLogs {
         }
     }
 
-    /// Lets go of the files whose logs `state` no longer holds.
-    pub fn keep_those_of(&mut self, state: &State) {
-        for (followed, log) in self.0.iter_mut().zip(&state.logs) {
-            if log.is_none() {
-                *followed = None;
-            }
-        }
-    }
-
     /// Notes where reading of the file at `index` stands after `event`.
     pub fn note_position(&mut self, index: usize, event: &TailEvent) {
         if let Some(log) = self.get_mut(index) {

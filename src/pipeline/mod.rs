@@ -1,14 +1,16 @@
 //! The pipeline: the [`Sink`] the source feeds. For each line it runs the remaining stages,
 //! envelope -> grammar -> state, under one lock per batch of lines ([`ingest`]); it turns the
 //! reader's events into logs of the state ([`discovery`]) and their counters ([`tail_events`]),
-//! and takes reloaded configurations ([`reconfiguration`]). Saving the state file and telling
-//! systemd are sinks around it ([`Checkpointing`], [`Notifying`]).
+//! takes reloaded configurations ([`reconfiguration`]), and, when serving, judges what a scrape
+//! will show ([`judging`]). Saving the state file and telling systemd are sinks around it
+//! ([`Checkpointing`], [`Notifying`]).
 
 mod checkpointing;
 mod dating;
 mod discovery;
 mod followed;
 mod ingest;
+mod judging;
 mod notifying;
 mod observer;
 mod reconfiguration;
@@ -19,6 +21,7 @@ mod zone_warning;
 
 pub use checkpointing::{Checkpointed, Checkpointing, CHECKPOINT_INTERVAL};
 pub use dating::Reading;
+pub use judging::JUDGE_EVERY_SECONDS;
 pub use notifying::Notifying;
 pub use observer::{Applied, RecordObserver};
 pub use reconfiguration::Reconfiguration;
@@ -36,6 +39,7 @@ use crate::state::State;
 use dating::Dating;
 use discovery::LogSetup;
 use followed::{FollowedLog, FollowedLogs};
+use judging::Judging;
 use records::Batch;
 
 /// Envelope, grammar and state for every followed file.
@@ -49,6 +53,8 @@ pub struct Pipeline {
     reconfigurations: Option<Receiver<Reconfiguration>>,
     clock: Clock,
     reading: Reading,
+    /// Serving judges as it reads; a one-shot or a replay judges at the times it writes out.
+    judging: Option<Judging>,
     /// `llmtail replay`: told of every record applied.
     observer: Option<Box<dyn RecordObserver>>,
 }
@@ -66,13 +72,16 @@ impl Pipeline {
             reconfigurations: None,
             clock,
             reading: Reading::Stamps,
+            judging: None,
             observer: None,
         }
     }
 
-    /// How records are dated and engines judged (by stamps unless told otherwise).
+    /// How records are dated and engines judged (by stamps unless told otherwise). Following,
+    /// the pipeline judges what a scrape shows as it reads and on every tick.
     pub fn reading(mut self, reading: Reading) -> Pipeline {
         self.reading = reading;
+        self.judging = (reading == Reading::Following).then(Judging::default);
         self
     }
 
@@ -109,16 +118,23 @@ impl Pipeline {
         if let Some(moved_from) = self.setup.place(&mut state, index, label, source) {
             self.followed.remove(moved_from);
         }
-        // Logs forgotten by a scrape (a glob's files gone past --log-expiry) need no input
-        // any more.
-        self.followed.keep_those_of(&state);
         self.followed.insert(index, log);
+        if self.judging.is_some() {
+            let State { logs, settings, .. } = &mut *state;
+            if let Some(Some(log_state)) = logs.get_mut(index) {
+                log_state.judge(self.clock.now(), settings);
+            }
+        }
     }
 
-    /// Takes a reloaded configuration.
+    /// Takes a reloaded configuration, and judges every log by it.
     fn reconfigure(&mut self, settings: &Settings) {
+        let now = self.clock.now();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         reconfiguration::reconfigure(settings, &mut self.setup, &mut state, &mut self.followed);
+        if let Some(judging) = &mut self.judging {
+            judging.judge_all(&mut state, &mut self.followed, now);
+        }
     }
 }
 
@@ -154,6 +170,10 @@ impl Sink for Pipeline {
             observer: self.observer.as_deref_mut(),
         };
         ingest::ingest(lines, followed, log_state, &mut batch);
+        if self.judging.is_some() {
+            // What the lines said shows at once: a crash line brings the engine down.
+            log_state.judge(now, settings);
+        }
     }
 
     fn event(&mut self, log: LogId, event: TailEvent) {
@@ -167,6 +187,15 @@ impl Sink for Pipeline {
         if let Some(log_state) = self.lock().log_mut(index) {
             tail_events::count(log_state, event, now);
         }
+    }
+
+    fn tick(&mut self) {
+        let Some(judging) = &mut self.judging else {
+            return;
+        };
+        let now = self.clock.now();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        judging.judge_if_due(&mut state, &mut self.followed, now);
     }
 
     fn new_specs(&mut self) -> Option<Vec<LogSpec>> {
@@ -189,6 +218,9 @@ impl Sink for Pipeline {
         let now = self.clock.now();
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         dating::catch_up(&mut state, self.reading, now);
+        if let Some(judging) = &mut self.judging {
+            judging.judge_all(&mut state, &mut self.followed, now);
+        }
         drop(state);
         tracing::info!("read what the logs held at start-up");
     }

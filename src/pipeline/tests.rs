@@ -46,6 +46,46 @@ fn glob_log_gone_at_1000(label: &str) -> (Pipeline, Arc<Mutex<State>>, Arc<Atomi
 }
 
 #[test]
+fn an_expired_glob_log_is_forgotten_without_a_scrape() {
+    let (mut pipeline, state, now) = glob_log_gone_at_1000("/var/log/llmtail-test/a.log");
+    let kept = |state: &Arc<Mutex<State>>| state.lock().unwrap().iter_logs().count();
+
+    now.store((1000.0 + 9.0 * 60.0_f64).to_bits(), Ordering::SeqCst);
+    pipeline.tick();
+    assert_eq!(kept(&state), 1, "kept within the expiry");
+
+    now.store((1000.0 + 10.0 * 60.0_f64).to_bits(), Ordering::SeqCst);
+    pipeline.tick();
+    assert_eq!(
+        kept(&state),
+        0,
+        "forgotten on the tick once the expiry has passed"
+    );
+}
+
+#[test]
+fn a_one_shot_pipeline_leaves_judging_to_whoever_prints() {
+    let settings = settings(&[
+        "--log",
+        "/var/log/llmtail-test/*.log",
+        "--log-expiry",
+        "10m",
+    ]);
+    let state = new_state(&settings);
+    let (clock, now) = settable_clock(1000.0);
+    let mut pipeline = Pipeline::new(&settings, Arc::clone(&state), clock);
+    let log = LogId(0);
+    let label: Arc<str> = Arc::from("/var/log/llmtail-test/a.log");
+    let source = LogSpec::Glob("/var/log/llmtail-test/*.log".to_string());
+    pipeline.event(log, TailEvent::Discovered { label, source });
+    pipeline.event(log, TailEvent::Gone);
+
+    now.store(1_000_000.0_f64.to_bits(), Ordering::SeqCst);
+    pipeline.tick();
+    assert_eq!(state.lock().unwrap().iter_logs().count(), 1);
+}
+
+#[test]
 fn a_log_that_comes_back_under_its_label_is_one_log_at_its_new_index() {
     let (mut pipeline, state, _) = glob_log_gone_at_1000("/var/log/llmtail-test/a.log");
     let label: Arc<str> = Arc::from("/var/log/llmtail-test/a.log");
