@@ -48,6 +48,8 @@ fn state() -> Arc<Mutex<State>> {
         }
         state.insert_log(log, log_state);
     }
+    // As the reader's side judges before a scrape reads.
+    state.judge(NOW);
     Arc::new(Mutex::new(state))
 }
 

@@ -13,6 +13,7 @@ pub mod bounded_read;
 pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod config_error;
 pub mod engines;

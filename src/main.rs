@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use llmtail::cli::{Cli, Command, ReplayArgs};
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 use llmtail::state_file_lock::StateFileLockError;
 
 fn main() -> ExitCode {

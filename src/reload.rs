@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::clock::Clock;
 use crate::config::{LiveSettings, Settings};
-use crate::pipeline::{Clock, Reconfiguration};
+use crate::pipeline::Reconfiguration;
 use crate::source::Stopper;
 use crate::state::{ConfigReload, State};
 

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::checkpoint::Checkpoint;
+use crate::clock::Clock;
 use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
-use crate::pipeline::{new_state, Clock, Pipeline, Reading};
+use crate::pipeline::{new_state, Checkpointing, Notifying, Pipeline, Reading};
 use crate::reload::{reload_on_hangup, Reloader};
 use crate::service::ServiceManager;
-use crate::source::{LogSpec, Reader, SourceOptions, Stopper};
+use crate::source::{LogSpec, Reader, Sink, SourceOptions, Stopper};
 use crate::state::ConfigReload;
 use crate::state_file_lock::StateFileLock;
 
@@ -49,11 +50,12 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
     // if the log itself says so, or if it fell silent while other lines went on.
-    let now = state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .latest_line_at()
-        .unwrap_or_else(|| clock.now());
+    let now = {
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = state.latest_line_at().unwrap_or_else(|| clock.now());
+        state.judge(now);
+        now
+    };
     let text = render::render(&state, render::Format::Text004, now);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
@@ -147,7 +149,6 @@ pub async fn serve_on(
     let (reconfigure, reconfigurations) = std::sync::mpsc::channel();
     let pipeline = Pipeline::new(settings, state.clone(), clock.clone())
         .reading(Reading::Following)
-        .with_service_manager(ServiceManager::from_environment())
         .with_reconfigurations(reconfigurations);
     let (stopper, follower) = follow_logs(settings, pipeline)?;
 
@@ -216,11 +217,11 @@ pub async fn serve_on(
     served.context("the HTTP server failed")
 }
 
-/// Follows the logs on a thread of their own, going on from the state file if there is one:
-/// the reader's stopper and the thread, to join once stopped.
+/// Follows the logs on a thread of their own, going on from the state file if there is one
+/// and saving to it: the reader's stopper and the thread, to join once stopped.
 fn follow_logs(
     settings: &Settings,
-    mut pipeline: Pipeline,
+    pipeline: Pipeline,
 ) -> anyhow::Result<(Stopper, std::thread::JoinHandle<()>)> {
     // A state file we cannot use is no reason not to start: the logs rebuild the state.
     let restored = settings
@@ -234,21 +235,32 @@ fn follow_logs(
             }
         });
     let reader = reader(settings, restored.as_ref())?;
-    if let Some(path) = &settings.state_file {
-        if let Some(checkpoint) = &restored {
-            tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), files = checkpoint.files.len(), "resuming from the state file");
-        }
-        pipeline = pipeline.with_state_file(path.clone(), restored, reader.known_files());
-    }
     let stopper = reader.stopper();
-    let follower = std::thread::Builder::new()
-        .name("llmtail-reader".into())
-        .spawn(move || {
-            reader.follow(&mut pipeline);
-            pipeline.finish();
-        })
-        .context("cannot start the reader thread")?;
+    let service = ServiceManager::from_environment();
+    let follower = match &settings.state_file {
+        Some(path) => {
+            if let Some(checkpoint) = &restored {
+                tracing::info!(path = %path.display(), logs = checkpoint.logs.len(), files = checkpoint.files.len(), "resuming from the state file");
+            }
+            let known = reader.known_files();
+            let pipeline = pipeline.restoring(restored);
+            let sink = Checkpointing::new(pipeline, path.clone(), known);
+            spawn_reader(reader, Notifying::new(sink, service))
+        }
+        None => spawn_reader(reader, Notifying::new(pipeline, service)),
+    }?;
     Ok((stopper, follower))
+}
+
+/// Runs `reader` into `sink` on the reader's thread.
+fn spawn_reader(
+    reader: Reader,
+    mut sink: impl Sink + 'static,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("llmtail-reader".into())
+        .spawn(move || reader.follow(&mut sink))
+        .context("cannot start the reader thread")
 }
 
 /// Completes on SIGTERM (systemd stop) or SIGINT (Ctrl-C).

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use clap::Parser;
 use llmtail::cli::{Cli, Command as Subcommand};
-use llmtail::pipeline::Clock;
+use llmtail::clock::Clock;
 
 use crate::prometheus::{tool, Prometheus};
 use crate::support::agent::eventually;

@@ -290,8 +290,9 @@ fn the_series_of_a_file_that_is_gone_go_after_log_expiry() {
     let metrics = agent.metrics();
     assert_eq!(lines_read(&metrics).len(), 2, "kept within the expiry");
     agent.clock.set(closed_at + 11.0 * 60.0);
-    let metrics = agent.metrics();
-    assert_eq!(lines_read(&metrics), [], "dropped after it");
+    let metrics = agent.wait_for("both logs dropped after the expiry", |m| {
+        lines_read(m).is_empty()
+    });
     assert!(!metrics.contains("vllm:num_requests_running{"), "{metrics}");
 
     write_stats(&named, 4..=4);
@@ -300,6 +301,46 @@ fn the_series_of_a_file_that_is_gone_go_after_log_expiry() {
         lines_read(&metrics),
         [(label(&named), 4.0)],
         "counters go on"
+    );
+}
+
+/// A scrape forgot a glob's expired log behind the reader's back: what the state holds is
+/// judged where it is written, and a scrape, however late, only reads it.
+#[test]
+fn a_scrape_does_not_forget_an_expired_log() {
+    use llmtail::engines::parts::caps::{SeriesGuard, DEFAULT_MAX_SERIES};
+    use llmtail::engines::parts::pacing::StatsInterval;
+    use llmtail::exposition::render::{render, Format};
+    use llmtail::state::{LogState, State, StateSettings};
+    use std::sync::{Arc, Mutex};
+
+    let mut state = State::new(StateSettings {
+        stats_interval: StatsInterval::Auto,
+        model_name: None,
+        constant_labels: Vec::new(),
+        series: SeriesGuard {
+            max_series: DEFAULT_MAX_SERIES,
+        },
+        log_expiry: 600.0,
+    });
+    let mut gone = LogState::new(
+        Arc::from("/var/log/vllm/a.log"),
+        LogSpec::Glob("/var/log/vllm/*.log".into()),
+        Vec::new(),
+        None,
+        None,
+    );
+    gone.from_glob = true;
+    gone.gone_since = Some(TESTS_NOW);
+    state.insert_log(0, gone);
+    let state = Arc::new(Mutex::new(state));
+
+    let an_hour_past_the_expiry = TESTS_NOW + 600.0 + 3600.0;
+    render(&state, Format::Text004, an_hour_past_the_expiry);
+    assert_eq!(
+        state.lock().unwrap().find_log("/var/log/vllm/a.log"),
+        Some(0),
+        "still the reader's to forget"
     );
 }
 

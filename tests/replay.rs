@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use llmtail::cli::Cli;
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 
 /// 2026-12-31T12:00:00Z: after every fixture's yearless timestamp, so they all read as 2026.
 const REPLAY_NOW: f64 = 1_798_718_400.0;

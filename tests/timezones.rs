@@ -9,8 +9,8 @@ use clap::Parser;
 use jiff::tz::{self, TimeZone};
 use jiff::Timestamp;
 use llmtail::cli::Cli;
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 
 use crate::support::agent::sample;
 

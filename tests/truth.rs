@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use llmtail::cli::Cli;
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 
 use crate::support::agent::sample;
 

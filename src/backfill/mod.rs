@@ -27,9 +27,10 @@ use std::time::Instant;
 
 use anyhow::Context;
 
+use crate::clock::Clock;
 use crate::config::Settings;
 use crate::exposition::render::{self, UnitLabelSets};
-use crate::pipeline::{new_state, Applied, Clock, Pipeline, Reading, RecordObserver};
+use crate::pipeline::{new_state, Applied, Pipeline, Reading, RecordObserver};
 use crate::source::{Reader, SourceOptions};
 use crate::state::{LogState, StateSettings};
 use args::Window;

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::pipeline::Clock;
+use crate::clock::Clock;
 
 use super::args::Window;
 use super::Summary;

@@ -127,4 +127,8 @@ impl Sink for Progress<'_> {
     fn new_specs(&mut self) -> Option<Vec<LogSpec>> {
         self.pipeline.new_specs()
     }
+
+    fn stopped(&mut self) {
+        self.pipeline.stopped();
+    }
 }

@@ -21,8 +21,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
+use crate::clock::Clock;
 use crate::config::LiveSettings;
-use crate::pipeline::Clock;
 use crate::state::State;
 use render::Format;
 pub use snapshot::Snapshots;
@@ -165,8 +165,7 @@ async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> R
     let now = shared.clock.now();
     let settings = shared.settings.get();
     let page = {
-        let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.judge(now);
+        let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         landing::Page::gather(&state, &settings, now).with_remote_write(&shared.remote_write)
     };
     let wants_html = headers

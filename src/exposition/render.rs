@@ -62,13 +62,11 @@ impl Format {
     }
 }
 
-/// Renders the state in `format`, judging each engine's liveness at `now` (seconds since the
-/// epoch) first.
-pub fn render(state: &Arc<Mutex<State>>, format: Format, now: f64) -> String {
+/// Renders the state in `format`, liveness as the reader's side last judged it.
+pub fn render(state: &Arc<Mutex<State>>, format: Format, _now: f64) -> String {
     // A poisoned lock means a reader thread panicked mid-batch; the numbers are still the best
     // we have, and a scrape must not fail because of it.
-    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-    state.judge(now);
+    let state = state.lock().unwrap_or_else(|e| e.into_inner());
     let mut out = Exposition {
         out: String::with_capacity(64 * 1024),
         format,

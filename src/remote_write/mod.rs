@@ -25,9 +25,9 @@ use axum::body::Bytes;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::clock::Clock;
 use crate::config::{LiveSettings, Settings};
 use crate::exposition::render::Format;
-use crate::pipeline::Clock;
 use crate::state::State;
 use queue::{Backoff, Batch, Fate, Outcome, Queue, RequestPacer};
 use staleness::Staleness;

@@ -13,14 +13,15 @@
 //! - the file cannot be opened: reported, and retried with a backoff (an event on the path
 //!   retries at once).
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::known::KnownFiles;
+use super::regular_file::{open_regular, Identity};
 use super::splitter::LineSplitter;
 use super::{FileId, LogId, LogSpec, Sink, SkipReason, TailEvent};
 use crate::bounded_read::{read_regular_text, SMALL_FILE_LIMIT};
@@ -37,22 +38,6 @@ const MAX_DRAIN_BUDGETS: usize = 16;
 
 /// The longest wait between two attempts to open a file that fails to open.
 const MAX_OPEN_BACKOFF: Duration = Duration::from_secs(60);
-
-/// Which file a descriptor or a path refers to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Identity {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-impl Identity {
-    pub fn of(meta: &Metadata) -> Identity {
-        Identity {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        }
-    }
-}
 
 /// What a check needs from the reader: the shared read buffer, the sink and the settings.
 pub(crate) struct Ctx<'a> {
@@ -654,25 +639,6 @@ fn agent_user() -> String {
     match name {
         Some(name) => format!("user {name} (uid {uid})"),
         None => format!("uid {uid}"),
-    }
-}
-
-/// Opens a regular file for reading, with its metadata; anything else is an error.
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<(File, Metadata)> {
-    let file = OpenOptions::new()
-        .read(true)
-        // A FIFO put at the path would block `open` (and the whole reader) until a writer
-        // comes; with O_NONBLOCK it opens at once and is refused below.
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_file() {
-        Ok((file, meta))
-    } else {
-        Err(std::io::Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file",
-        ))
     }
 }
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::file::Identity;
+use super::regular_file::{open_regular, Identity};
 use super::{FileId, LogId};
 
 /// One file read, as the state file keeps it.
@@ -142,8 +142,8 @@ impl KnownFiles {
         }
         if entry.found_at.as_deref() != Some(path) {
             // Same inode number: it may be a new file that reused it. Its first bytes tell.
-            let same = super::file::open_regular(path)
-                .is_ok_and(|(file, meta)| entry.file.matches(&file, &meta));
+            let same =
+                open_regular(path).is_ok_and(|(file, meta)| entry.file.matches(&file, &meta));
             if !same {
                 return false;
             }
@@ -224,7 +224,7 @@ mod tests {
     fn file_with(dir: &Path, name: &str, text: &str) -> (PathBuf, File, Metadata) {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        let (file, meta) = super::super::file::open_regular(&path).unwrap();
+        let (file, meta) = open_regular(&path).unwrap();
         (path, file, meta)
     }
 

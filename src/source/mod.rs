@@ -12,6 +12,7 @@ mod file;
 mod glob_paths;
 mod known;
 mod reader;
+mod regular_file;
 mod splitter;
 mod stdin;
 mod watch;
@@ -230,4 +231,7 @@ pub trait Sink: Send {
     fn new_specs(&mut self) -> Option<Vec<LogSpec>> {
         None
     }
+    /// A following reader has stopped and closed its files: nothing comes after this, and
+    /// every position reported is final.
+    fn stopped(&mut self) {}
 }

@@ -14,9 +14,10 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::file::{Ctx, FollowedFile, Identity};
+use super::file::{Ctx, FollowedFile};
 use super::glob_paths::{glob_paths, path_label};
 use super::known::{KnownFile, KnownFiles};
+use super::regular_file::Identity;
 use super::stdin::StdinLog;
 use super::watch::{DirWatches, Touched};
 use super::{LogId, LogSpec, Resume, Sink, StartFrom, TailEvent};
@@ -274,6 +275,7 @@ impl Reader {
             }
         }
         engine.close_all();
+        engine.sink.stopped();
         drop(wake_tx);
     }
 

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher};
 
-use super::file::Identity;
+use super::regular_file::Identity;
 
 /// Past this many distinct touched paths the reader is told to check everything instead.
 const MAX_PENDING_PATHS: usize = 4096;

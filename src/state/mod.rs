@@ -150,7 +150,7 @@ pub struct LogState {
     /// When (clock seconds) the path stopped naming any file, with everything read and closed.
     pub gone_since: Option<f64>,
     /// Gone for longer than `--log-expiry`: its series are not shown (a named path comes back
-    /// to the same counters; see [`State::judge`]).
+    /// to the same counters; see [`State::forget_expired`]).
     pub expired: bool,
     /// What the lines said, one state per engine.
     pub engines: EngineStates,
@@ -239,6 +239,16 @@ impl LogState {
     /// judged at, and what the ages of its lines are measured from.
     pub fn log_now(&self, now: f64) -> f64 {
         self.clock.log_now(now)
+    }
+
+    /// Judges this log's engines at agent time `now`, at the log's own present
+    /// ([`LogState::log_now`]): silence is measured on the agent's clock since the log was last
+    /// heard from, whatever zone or clock its stamps were written in.
+    pub fn judge(&mut self, now: f64, settings: &StateSettings) {
+        let log_now = self.log_now(now);
+        for engine in self.engines.iter_mut() {
+            engine.judge(log_now, settings);
+        }
     }
 
     /// Counts a line `grammar` rejected; returns how many lines of this log have been rejected.
@@ -364,15 +374,21 @@ impl State {
         self.logs.get_mut(index).and_then(Option::take)
     }
 
-    /// Judges every engine's liveness at agent time `now` (seconds since the epoch), before a
-    /// scrape, and which logs are gone past `--log-expiry`: a glob's are forgotten, a named
-    /// path's hidden. Each log's engines are judged at the log's own present
-    /// ([`LogState::log_now`]): silence is measured on the agent's clock since the log was last
-    /// heard from, whatever zone or clock its stamps were written in.
+    /// Judges which logs are gone past `--log-expiry` at agent time `now`, then every engine's
+    /// liveness: what a scrape shows, brought up to date where the state is written (the
+    /// pipeline's tick, or before a one-shot prints).
     pub fn judge(&mut self, now: f64) {
+        self.forget_expired(now);
+        self.judge_liveness(now);
+    }
+
+    /// Marks the logs gone for `--log-expiry` at agent time `now` as expired: a glob's are
+    /// forgotten (their indices returned, so that whoever reads into them lets go too), a named
+    /// path's hidden until it comes back.
+    pub fn forget_expired(&mut self, now: f64) -> Vec<usize> {
         let expiry = self.settings.log_expiry;
-        let mut forgot = false;
-        for slot in &mut self.logs {
+        let mut forgotten = Vec::new();
+        for (index, slot) in self.logs.iter_mut().enumerate() {
             let Some(log) = slot else {
                 continue;
             };
@@ -380,16 +396,19 @@ impl State {
             if log.expired && log.from_glob {
                 tracing::info!(log = %log.label, "a file matched by a glob is gone for longer than --log-expiry; its series are dropped");
                 *slot = None;
-                forgot = true;
-                continue;
-            }
-            let log_now = log.log_now(now);
-            for engine in log.engines.iter_mut() {
-                engine.judge(log_now, &self.settings);
+                forgotten.push(index);
             }
         }
-        if forgot {
+        if !forgotten.is_empty() {
             self.count_series();
+        }
+        forgotten
+    }
+
+    /// Judges every engine's liveness at agent time `now`.
+    pub fn judge_liveness(&mut self, now: f64) {
+        for log in self.logs.iter_mut().flatten() {
+            log.judge(now, &self.settings);
         }
     }
 

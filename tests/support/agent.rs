@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use llmtail::cli::Cli;
+use llmtail::clock::Clock;
 use llmtail::config::Settings;
-use llmtail::pipeline::Clock;
 
 /// What time it is for an agent under test, unless the test says otherwise:
 /// 2026-11-22T13:25:05Z, a few seconds after the `11-22 13:25:01` lines the tests write, so
