@@ -22,6 +22,7 @@ use axum::Router;
 
 use crate::config::LiveSettings;
 use crate::pipeline::Clock;
+use crate::samples::SharedSources;
 use crate::state::State;
 use render::Format;
 pub use snapshot::Snapshots;
@@ -40,8 +41,9 @@ pub struct Shared {
     pub snapshots: Arc<Snapshots>,
     /// `--web.enable-lifecycle`: `/-/reload` and `/-/quit` are served.
     pub lifecycle: Option<Lifecycle>,
-    /// The remote-write receivers' queues, whose series follow the state's.
-    pub remote_write: crate::remote_write::Queues,
+    /// The series kept beside the state (the remote-write queues'), which follow the state's
+    /// in a scrape and fill the landing page's receiver table.
+    pub sources: SharedSources,
 }
 
 /// How `/-/reload` and `/-/quit` reach the rest of the agent.
@@ -49,19 +51,6 @@ pub struct Shared {
 pub struct Lifecycle {
     pub reload: tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>,
     pub quit: Arc<tokio::sync::Notify>,
-}
-
-/// What a scrape gets: the state's series, then the remote-write queues' own. Pushes send
-/// exactly this.
-pub fn exposition(
-    state: &Arc<Mutex<State>>,
-    remote_write: &crate::remote_write::Queues,
-    format: Format,
-    now: f64,
-) -> String {
-    let mut body = render::render(state, format, now);
-    crate::remote_write::metrics::append(&mut body, remote_write, format);
-    body
 }
 
 /// The router: metrics, landing page, health.
@@ -129,11 +118,11 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::negotiate(accept);
     let (state, clock) = (Arc::clone(&shared.state), shared.clock.clone());
-    let queues = Arc::clone(&shared.remote_write);
+    let sources = Arc::clone(&shared.sources);
     let body = shared
         .snapshots
         .get(format, move || {
-            exposition(&state, &queues, format, clock.now())
+            render::render(&state, &sources, format, clock.now())
         })
         .await;
     match body {
@@ -166,7 +155,7 @@ async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> R
     let page = {
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         state.judge(now);
-        landing::Page::gather(&state, &settings, now).with_remote_write(&shared.remote_write)
+        landing::Page::gather(&state, &settings, now).with_receivers(&shared.sources)
     };
     let wants_html = headers
         .get(header::ACCEPT)
