@@ -55,20 +55,20 @@ fn state() -> Arc<Mutex<State>> {
 
 fn scrape(c: &mut Criterion) {
     let state = state();
-    let series = render(&state, Format::Text004, NOW)
+    let series = render(&state, &[], Format::Text004)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .count();
     assert!(series >= 10_000, "{series} series");
-    assert!(render(&state, Format::OpenMetrics, NOW).contains(
+    assert!(render(&state, &[], Format::OpenMetrics).contains(
         "vllm:num_requests_running{engine=\"7\",model_name=\"\",log=\"/var/log/vllm/gpu50.log\",instance_group=\"a\"} 14.0"
     ));
     let mut group = c.benchmark_group(format!("scrape_{series}_series"));
     group.bench_function("text_0_0_4", |b| {
-        b.iter(|| render(&state, Format::Text004, NOW))
+        b.iter(|| render(&state, &[], Format::Text004))
     });
     group.bench_function("openmetrics", |b| {
-        b.iter(|| render(&state, Format::OpenMetrics, NOW))
+        b.iter(|| render(&state, &[], Format::OpenMetrics))
     });
     group.finish();
 }

@@ -27,6 +27,7 @@ pub mod printable;
 pub mod reload;
 pub mod remote_write;
 pub mod run;
+pub mod samples;
 pub mod service;
 pub mod source;
 pub mod state;

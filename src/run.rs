@@ -12,6 +12,8 @@ use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Checkpointing, Notifying, Pipeline, Reading};
 use crate::reload::{reload_on_hangup, Reloader};
+use crate::remote_write::metrics::QueueSeries;
+use crate::samples::{SampleSource, SharedSources};
 use crate::service::ServiceManager;
 use crate::source::{LogSpec, Reader, Sink, SourceOptions, Stopper};
 use crate::state::ConfigReload;
@@ -50,13 +52,12 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
     reader(settings, None)?.read_to_end(&mut pipeline);
     // The logs as they stood when their last line was written: an engine is judged gone only
     // if the log itself says so, or if it fell silent while other lines went on.
-    let now = {
+    {
         let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
         let now = state.latest_line_at().unwrap_or_else(|| clock.now());
         state.judge(now);
-        now
-    };
-    let text = render::render(&state, render::Format::Text004, now);
+    }
+    let text = render::render(&state, &[], render::Format::Text004);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
@@ -168,14 +169,19 @@ pub async fn serve_on(
         reload: reload_requests,
         quit: Arc::clone(&quit),
     });
-    let remote_write = crate::remote_write::queues(settings);
+    let queues = crate::remote_write::queues(settings);
+    // The queues' own series, which scrapes, pushes and the landing page read alike.
+    let sources: SharedSources = Arc::from([
+        Arc::new(QueueSeries(Arc::clone(&queues))) as Arc<dyn SampleSource + Send + Sync>
+    ]);
     let pusher = crate::remote_write::Pusher::start(
         settings,
         crate::remote_write::Sources {
             state: Arc::clone(&state),
             clock: clock.clone(),
             settings: live.clone(),
-            queues: Arc::clone(&remote_write),
+            queues,
+            sources: Arc::clone(&sources),
         },
     );
     let shared = Shared {
@@ -185,7 +191,7 @@ pub async fn serve_on(
         clock,
         snapshots: Arc::default(),
         lifecycle,
-        remote_write,
+        sources,
     };
     let address = listener.local_addr().ok();
     let (tls, basic_auth) = (

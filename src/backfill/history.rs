@@ -33,7 +33,8 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::catalog::{HistogramView, Metric};
-use crate::exposition::render::{self, SampleSink};
+use crate::exposition::render;
+use crate::samples::{self, LabelSet, SampleSink};
 
 /// One series: its text up to the value (`name{labels}`), the parts it was made of (to know
 /// it again without writing the text), and its samples (milliseconds since the epoch, value).
@@ -686,7 +687,7 @@ fn fold_duplicates(samples: &mut Vec<(i64, f64)>) {
     *samples = kept;
 }
 
-/// A value as the exposition spells it ([`render::push_value`]), without going through
+/// A value as the exposition spells it ([`samples::push_value`]), without going through
 /// `core::fmt` (a tenth of a replay's time): whole numbers (most values: requests, tokens,
 /// times) with itoa, the others with ryu (the same shortest digits).
 fn push_value(out: &mut String, value: f64, digits: &mut Digits) {
@@ -700,7 +701,7 @@ fn push_value(out: &mut String, value: f64, digits: &mut Digits) {
     } else if value.is_finite() {
         out.push_str(digits.float.format_finite(value));
     } else {
-        render::push_value(out, value);
+        samples::push_value(out, value);
     }
 }
 
@@ -790,14 +791,14 @@ impl SampleSink for History {
         name: &str,
         suffix: &str,
         first: Option<(&str, &str)>,
-        common: &str,
+        common: &LabelSet,
         value: f64,
     ) {
-        let id = self.series_for(name, suffix, first, common);
+        let id = self.series_for(name, suffix, first, common.text());
         self.take(id, value);
     }
 
-    fn histogram(&mut self, name: &str, common: &str, histogram: &HistogramView<'_>) {
+    fn histogram(&mut self, name: &str, common: &LabelSet, histogram: &HistogramView<'_>) {
         self.sample(name, "_sum", None, common, histogram.sum);
         self.sample(name, "_count", None, common, histogram.count as f64);
         let mut cumulative = 0;
@@ -807,7 +808,7 @@ impl SampleSink for History {
         for (bound, count) in bounds.zip(counts) {
             cumulative += count;
             le.clear();
-            render::push_le(&mut le, bound, histogram.le);
+            samples::push_le(&mut le, bound, histogram.le);
             self.sample(
                 name,
                 "_bucket",
@@ -858,7 +859,7 @@ mod tests {
         for value in values {
             let (mut fast, mut exposition) = (String::new(), String::new());
             push_value(&mut fast, value, &mut Digits::default());
-            render::push_value(&mut exposition, value);
+            samples::push_value(&mut exposition, value);
             // The same double either way (ryu writes 1e-5 as 0.00001); NaN as NaN.
             let read = |text: &str| text.replace("+Inf", "inf").parse::<f64>().unwrap();
             assert!(

@@ -29,8 +29,8 @@ use anyhow::Context;
 
 use crate::clock::Clock;
 use crate::config::Settings;
-use crate::exposition::render::{self, UnitLabelSets};
 use crate::pipeline::{new_state, Applied, Pipeline, Reading, RecordObserver};
+use crate::samples::{self, UnitLabelSets};
 use crate::source::{Reader, SourceOptions};
 use crate::state::{LogState, StateSettings};
 use args::Window;
@@ -186,7 +186,7 @@ impl RecordObserver for Arc<Mutex<Recorder>> {
         }
         let sets = &mut recorder.label_sets[group];
         sets.stale |= applied.unit.is_none();
-        render::unit_samples(history, settings, log, applied.engine, &recorder.due, sets);
+        samples::unit_samples(history, settings, log, applied.engine, &recorder.due, sets);
         history.end();
     }
 }

@@ -7,11 +7,14 @@
 //! the lock is released, by one table loop per format.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
+use crate::catalog::{agent, HistogramView, Metric};
 use crate::config::{LogSettings, Settings};
 use crate::engines::parts::liveness::Status;
 use crate::engines::{self, EngineVisitor, LandingCell, Registered};
 use crate::printable::escape_controls;
+use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
 use crate::state::{LogState, State};
 
@@ -356,24 +359,77 @@ fn web_config(settings: &Settings) -> String {
     format!("{}: {tls}, basic auth for {users} users", path.display())
 }
 
+/// The remote-write receivers' counters, read from the sources' series as any output reads
+/// them (`llmtail_remote_write_*{url}`), so the page needs no remote-write type.
+#[derive(Default)]
+struct ReceiverCounts {
+    /// The column of the family being read, when it is one the table shows.
+    column: Option<usize>,
+    /// Each receiver's URL, and its samples sent, failed, dropped and queued.
+    receivers: Vec<(String, [u64; 4])>,
+}
+
+/// The families of the receiver table's columns, in order.
+const RECEIVER_COLUMNS: [&Metric; 4] = [
+    &agent::REMOTE_WRITE_SAMPLES_SENT,
+    &agent::REMOTE_WRITE_SAMPLES_FAILED,
+    &agent::REMOTE_WRITE_SAMPLES_DROPPED,
+    &agent::REMOTE_WRITE_QUEUE_SAMPLES,
+];
+
+impl SampleSink for ReceiverCounts {
+    fn family(&mut self, metric: &'static Metric) {
+        self.column = RECEIVER_COLUMNS.iter().position(|m| m.name == metric.name);
+    }
+
+    fn sample(
+        &mut self,
+        _name: &str,
+        _suffix: &str,
+        first: Option<(&str, &str)>,
+        common: &LabelSet,
+        value: f64,
+    ) {
+        let Some(column) = self.column else {
+            return;
+        };
+        let mut labels = first.into_iter().chain(common.pairs());
+        let Some((_, url)) = labels.find(|(name, _)| *name == "url") else {
+            return;
+        };
+        let index = match self.receivers.iter().position(|(known, _)| known == url) {
+            Some(index) => index,
+            None => {
+                self.receivers.push((url.to_string(), [0; 4]));
+                self.receivers.len() - 1
+            }
+        };
+        self.receivers[index].1[column] = value as u64;
+    }
+
+    fn histogram(&mut self, _name: &str, _common: &LabelSet, _histogram: &HistogramView<'_>) {}
+}
+
 /// One row per remote-write receiver: its counters, dropped samples in red.
-fn remote_write_table(queues: &crate::remote_write::Queues) -> Option<Table> {
-    use crate::remote_write::queue::Counters;
-    if queues.is_empty() {
+fn remote_write_table(sources: &[Arc<dyn SampleSource + Send + Sync>]) -> Option<Table> {
+    let mut counts = ReceiverCounts::default();
+    for source in sources {
+        source.samples(&mut counts);
+    }
+    if counts.receivers.is_empty() {
         return None;
     }
-    let rows = queues
-        .iter()
-        .map(|queue| {
-            let c = &queue.counters;
-            let dropped = Counters::get(&c.dropped);
+    let rows = counts
+        .receivers
+        .into_iter()
+        .map(|(url, [sent, failed, dropped, queued])| {
             let tone = if dropped > 0 { Tone::Bad } else { Tone::Good };
             vec![
-                Cell::code(c.url.clone()),
-                Cell::plain(Counters::get(&c.sent).to_string()),
-                Cell::plain(Counters::get(&c.failed).to_string()),
+                Cell::code(url),
+                Cell::plain(sent.to_string()),
+                Cell::plain(failed.to_string()),
                 Cell::toned(dropped.to_string(), tone),
-                Cell::plain(Counters::get(&c.queued).to_string()),
+                Cell::plain(queued.to_string()),
             ]
         })
         .collect();
@@ -497,10 +553,10 @@ impl Page {
         }
     }
 
-    /// Adds how the pushes to each remote-write receiver fare, before the settings (nothing
-    /// without receivers).
-    pub fn with_remote_write(mut self, queues: &crate::remote_write::Queues) -> Page {
-        if let Some(table) = remote_write_table(queues) {
+    /// Adds how the pushes to each remote-write receiver fare, as `sources` count them,
+    /// before the settings (nothing without receivers).
+    pub fn with_receivers(mut self, sources: &[Arc<dyn SampleSource + Send + Sync>]) -> Page {
+        if let Some(table) = remote_write_table(sources) {
             let settings = self.tables.len().saturating_sub(2);
             self.tables.insert(settings, table);
         }

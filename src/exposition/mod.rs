@@ -23,6 +23,7 @@ use axum::Router;
 
 use crate::clock::Clock;
 use crate::config::LiveSettings;
+use crate::samples::SharedSources;
 use crate::state::State;
 use render::Format;
 pub use snapshot::Snapshots;
@@ -41,8 +42,9 @@ pub struct Shared {
     pub snapshots: Arc<Snapshots>,
     /// `--web.enable-lifecycle`: `/-/reload` and `/-/quit` are served.
     pub lifecycle: Option<Lifecycle>,
-    /// The remote-write receivers' queues, whose series follow the state's.
-    pub remote_write: crate::remote_write::Queues,
+    /// The series kept beside the state (the remote-write queues'), which follow the state's
+    /// in a scrape and fill the landing page's receiver table.
+    pub sources: SharedSources,
 }
 
 /// How `/-/reload` and `/-/quit` reach the rest of the agent.
@@ -50,19 +52,6 @@ pub struct Shared {
 pub struct Lifecycle {
     pub reload: tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>,
     pub quit: Arc<tokio::sync::Notify>,
-}
-
-/// What a scrape gets: the state's series, then the remote-write queues' own. Pushes send
-/// exactly this.
-pub fn exposition(
-    state: &Arc<Mutex<State>>,
-    remote_write: &crate::remote_write::Queues,
-    format: Format,
-    now: f64,
-) -> String {
-    let mut body = render::render(state, format, now);
-    crate::remote_write::metrics::append(&mut body, remote_write, format);
-    body
 }
 
 /// The router: metrics, landing page, health.
@@ -129,13 +118,11 @@ async fn quit(Extract(shared): Extract<Shared>) -> Response {
 async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = Format::negotiate(accept);
-    let (state, clock) = (Arc::clone(&shared.state), shared.clock.clone());
-    let queues = Arc::clone(&shared.remote_write);
+    let state = Arc::clone(&shared.state);
+    let sources = Arc::clone(&shared.sources);
     let body = shared
         .snapshots
-        .get(format, move || {
-            exposition(&state, &queues, format, clock.now())
-        })
+        .get(format, move || render::render(&state, &sources, format))
         .await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),
@@ -166,7 +153,7 @@ async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> R
     let settings = shared.settings.get();
     let page = {
         let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        landing::Page::gather(&state, &settings, now).with_remote_write(&shared.remote_write)
+        landing::Page::gather(&state, &settings, now).with_receivers(&shared.sources)
     };
     let wants_html = headers
         .get(header::ACCEPT)

@@ -1,9 +1,9 @@
 //! Push: the agent's series sent to Prometheus-compatible receivers with the remote-write 1.0
 //! protocol, for hosts that cannot be scraped (behind NAT, short-lived cloud GPUs).
 //!
-//! Every `--remote-write.interval` the collector renders the exposition a scrape would get
-//! ([`crate::exposition::exposition`]), reads it back into series ([`samples`]) stamped with
-//! the wall clock, adds the `--label`s as external labels, and queues the compressed requests
+//! Every `--remote-write.interval` the collector takes the samples a scrape would get
+//! ([`crate::samples::all_samples`]) as protobuf series ([`round`]) stamped with the wall
+//! clock, adds the `--label`s as external labels, and queues the compressed requests
 //! on each receiver's bounded [`queue`]. One sender per receiver sends them oldest first
 //! ([`client`]), retrying network errors, 5xx and 429 with backoff, dropping what a receiver
 //! refuses with another 4xx. Everything runs on the serving runtime and never takes the
@@ -14,7 +14,7 @@ pub mod client;
 pub mod metrics;
 pub mod prompb;
 pub mod queue;
-pub mod samples;
+pub mod round;
 pub mod settings;
 pub mod staleness;
 
@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
 use crate::config::{LiveSettings, Settings};
-use crate::exposition::render::Format;
+use crate::samples::{self, SharedSources};
 use crate::state::State;
 use queue::{Backoff, Batch, Fate, Outcome, Queue, RequestPacer};
 use staleness::Staleness;
@@ -72,6 +72,8 @@ pub struct Sources {
     /// For the external labels, which a reload may change.
     pub settings: LiveSettings,
     pub queues: Queues,
+    /// The series beside the state that a scrape shows too (the queues' own among them).
+    pub sources: SharedSources,
 }
 
 /// The running collector and senders.
@@ -170,7 +172,8 @@ fn caught_up(sources: &Sources) -> bool {
 /// one returned, this round's.
 async fn collect_round(sources: &Sources, mut staleness: Staleness) -> Staleness {
     let sources_now = sources.clone();
-    // Off the async worker: rendering holds the state lock for milliseconds per 1,000 series.
+    // Off the async worker: reading the samples holds the state lock for milliseconds per
+    // 1,000 series.
     let collected = tokio::task::spawn_blocking(move || {
         let batches = round(&sources_now, &mut staleness);
         (batches, staleness)
@@ -202,34 +205,29 @@ async fn queue_round(queues: &[Arc<Queue>], batches: &[Batch], round_samples: us
     }
 }
 
-/// One round's requests: the exposition as a scrape would see it now, stamped with the wall
-/// clock (as Prometheus stamps a scrape with its own), external labels added, and a stale
-/// marker for each series the previous round had and this one has not.
+/// One round's requests: the series a scrape would see now, stamped with the wall clock (as
+/// Prometheus stamps a scrape with its own), external labels added, and a stale marker for
+/// each series the previous round had and this one has not.
 fn round(sources: &Sources, staleness: &mut Staleness) -> Vec<Batch> {
-    let text = crate::exposition::exposition(
-        &sources.state,
-        &sources.queues,
-        Format::OpenMetrics,
-        sources.clock.now(),
-    );
     let timestamp_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     let external = sources.settings.get().labels.clone();
-    let mut round = samples::read(&text, &external, timestamp_ms);
-    staleness.mark(&mut round.series, timestamp_ms);
-    if let Some(line) = round.unreadable.first() {
-        tracing::warn!(
-            lines = round.unreadable.len(),
-            "remote write: exposition lines not pushed (a bug: please report it): {line}"
-        );
+    let mut sink = round::RoundSink::new(&external, timestamp_ms);
+    {
+        // As a scrape (which only reads: the reader's side judges): a poisoned lock still
+        // holds the best numbers there are.
+        let state = sources.state.lock().unwrap_or_else(PoisonError::into_inner);
+        samples::all_samples(&state, &sources.sources, &mut sink);
     }
+    let mut round = sink.finish();
+    staleness.mark(&mut round.series, timestamp_ms);
     batches(round)
 }
 
 /// Cuts a round into requests of at most [`MAX_SAMPLES_PER_REQUEST`]; the first carries the
 /// metadata.
-fn batches(round: samples::Round) -> Vec<Batch> {
+fn batches(round: round::Round) -> Vec<Batch> {
     let mut metadata = round.metadata;
     let mut batches = Vec::new();
     let mut series = round.series.into_iter().peekable();
@@ -520,11 +518,14 @@ mod tests {
 
     #[test]
     fn a_big_round_is_cut_into_requests_and_the_first_carries_the_metadata() {
-        let text: String = (0..4500)
-            .map(|i| format!("llmtail_x{{n=\"{i}\"}} {i}.0\n"))
-            .collect();
-        let text = format!("# HELP llmtail_x X.\n# TYPE llmtail_x gauge\n{text}");
-        let batches = batches(samples::read(&text, &[], 7));
+        use crate::samples::{LabelSet, SampleSink};
+        let mut sink = round::RoundSink::new(&[], 7);
+        sink.family(&crate::catalog::agent::OFFSET);
+        for i in 0..4500 {
+            let labels = LabelSet::new([("n", i.to_string().as_str())]);
+            sink.sample("llmtail_x", "", None, &labels, f64::from(i));
+        }
+        let batches = batches(sink.finish());
         let sizes: Vec<usize> = batches.iter().map(|b| b.samples).collect();
         assert_eq!(sizes, [2000, 2000, 500]);
         let requests: Vec<_> = batches
