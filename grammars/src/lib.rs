@@ -15,14 +15,13 @@
 
 pub mod domain;
 pub mod foreign;
+pub mod lex;
 pub mod llamacpp;
 pub mod lmdeploy;
-pub mod number;
 pub mod ollama;
 mod records;
 pub mod sglang;
 pub mod tgi;
-pub mod time;
 pub mod trtllm;
 pub mod vllm;
 
@@ -32,8 +31,10 @@ use std::sync::LazyLock;
 use aho_corasick::packed;
 use serde::Serialize;
 
+pub use lex::time::LogTime;
+// The paths the agent and the fuzzers read numbers and times by.
+pub use lex::{number, time};
 pub use records::{each_record, records, Records};
-pub use time::LogTime;
 
 /// One parsed line: when the line says it was written, and what it says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -346,7 +347,7 @@ fn read_behind_foreign_head(line: &str, anchored: u32) -> (Outcome<'_>, usize) {
                 Outcome::Unmatched => {}
                 Outcome::Parsed(mut parsed) => {
                     if parsed.time.is_none() {
-                        parsed.time = time::first_stamp(head);
+                        parsed.time = lex::time::first_stamp(head);
                     }
                     return (Outcome::Parsed(parsed), at);
                 }

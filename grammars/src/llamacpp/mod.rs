@@ -370,9 +370,9 @@ fn stop_processing(rest: &str) -> Option<u64> {
     use nom::{branch::alt, bytes::complete::tag, Parser};
     let (rest, (_, n_tokens, _, _)) = (
         alt((tag("n_tokens = "), tag("n_past = "))),
-        crate::number::uint,
+        crate::lex::number::uint,
         tag(", truncated = "),
-        crate::number::uint,
+        crate::lex::number::uint,
     )
         .parse(rest)
         .ok()?;
@@ -382,7 +382,7 @@ fn stop_processing(rest: &str) -> Option<u64> {
 /// Late 2023's `slot %d is processing [task id: %d]` and `slot %d released (%d tokens in
 /// cache)` (after `slot `).
 fn slot_2023(rest: &str, origin: Origin) -> Option<Read> {
-    use crate::number::uint;
+    use crate::lex::number::uint;
     use nom::{bytes::complete::tag, Parser};
     let (rest, slot) = uint(rest).ok()?;
     let origin = Origin {

@@ -114,7 +114,7 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
 /// container's log it shows or saves (ollama#9509): the time of the line's own head is kept.
 fn without_desktop_time(line: &str) -> &str {
     let trimmed = line.trim_start();
-    match crate::trtllm::clock::year_first(trimmed) {
+    match crate::lex::time::year_first(trimmed) {
         Some((_, rest)) => rest.strip_prefix(' ').unwrap_or(line),
         None => line,
     }

@@ -232,7 +232,7 @@ fn from_text<'a>(event: &text::Event<'a>) -> Option<Read<'a>> {
 
 /// `N` of `Setting max batch total tokens to N`.
 pub(crate) fn capacity(tokens: &str) -> Result<TgiRecord<'static>, &'static str> {
-    match crate::number::uint(tokens) {
+    match crate::lex::number::uint(tokens) {
         Ok(("", tokens)) => Ok(TgiRecord::MaxBatchTotalTokens { tokens }),
         _ => Err("tgi_capacity"),
     }

@@ -23,10 +23,10 @@ use nom::{
 };
 use serde::Serialize;
 
-use super::fields::whole;
 use super::stats::scope;
 use super::VllmRecord;
-use crate::number::{float, grouped_uint, uint};
+use crate::lex::field::whole;
+use crate::lex::number::{float, grouped_uint, uint};
 
 /// `# <DEV> blocks: N[, # CPU blocks: M]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
