@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jiff::tz::TimeZone;
-use llmtail_grammars::{LogTime, Outcome, Parsed};
+use llmtail_grammars::{LogAnchors, LogTime, Outcome, Parsed};
 
 use crate::checkpoint::{Checkpoint, FilePosition, SavedLog, VERSION};
 use crate::config::{LogSettings, Settings};
@@ -58,6 +58,9 @@ struct LogInput {
     zone: TimeZone,
     /// The zone's name, for what the agent says of an offset.
     zone_name: String,
+    /// The log's own first stage: every engine's anchors until its engine is known, then that
+    /// engine's and the others' start-up lines'.
+    anchors: LogAnchors,
 }
 
 impl LogInput {
@@ -74,6 +77,7 @@ impl LogInput {
             decoder: Decoder::new(envelope, max_line_bytes),
             zone,
             zone_name,
+            anchors: LogAnchors::new(),
         }
     }
 
@@ -142,14 +146,14 @@ pub enum Reading {
     Replay,
 }
 
-/// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
+/// Where the log's first stage first matches in raw bytes (a batch of plain-text lines).
 /// Lossy UTF-8 decoding only replaces bytes that are not ASCII and the anchors are ASCII, so a
 /// line without a match here yields nothing once decoded either. ANSI colour codes need no
 /// stripping first: engines colour the record head (process, level, date, file), never the
 /// message text the anchors are taken from. (Looking for ESC in every line before the anchor
 /// search cost a tenth of a one-shot run.)
-fn first_anchor(raw: &[u8]) -> Option<usize> {
-    llmtail_grammars::first_anchor(raw)
+fn first_anchor(anchors: LogAnchors, raw: &[u8]) -> Option<usize> {
+    anchors.first_anchor(raw)
 }
 
 /// How much of a rejected line a warning quotes.
@@ -276,6 +280,7 @@ impl Dating {
 #[allow(clippy::too_many_arguments)]
 fn apply_records(
     text: &str,
+    anchors: &mut LogAnchors,
     raw_time: impl Fn(&Parsed<'_>, Option<f64>) -> Option<Resolved>,
     dating: &Dating,
     log_state: &mut LogState,
@@ -285,7 +290,7 @@ fn apply_records(
 ) -> bool {
     let mut any_record = false;
     let mut ordinal = 0u32;
-    llmtail_grammars::each_record(text, |outcome| match outcome {
+    anchors.each_record(text, |outcome| match outcome {
         Outcome::Parsed(parsed) => {
             any_record = true;
             let raw = raw_time(parsed, log_state.latest_line_at);
@@ -701,8 +706,15 @@ impl Sink for Pipeline {
             caught_up: *caught_up,
             now,
         };
-        let (Some(Some(LogInput { decoder, zone, .. })), Some(Some(log_state))) =
-            (self.inputs.get_mut(index), logs.get_mut(index))
+        let (
+            Some(Some(LogInput {
+                decoder,
+                zone,
+                anchors: log_anchors,
+                ..
+            })),
+            Some(Some(log_state)),
+        ) = (self.inputs.get_mut(index), logs.get_mut(index))
         else {
             tracing::warn!(
                 log = log.0,
@@ -713,12 +725,18 @@ impl Sink for Pipeline {
         let plain = decoder.is_plain();
         // Nine lines in ten hold no anchor: in a plain-text log, judge them on their raw bytes,
         // with one anchor search over the whole batch, before UTF-8 validation and parsing.
-        let anchors: &dyn Fn(&[u8]) -> Option<usize> = if plain {
-            &first_anchor
-        } else {
-            &|_: &[u8]| Some(0)
-        };
-        while let Some((raw, may_parse)) = lines.next_flagged(anchors) {
+        loop {
+            // The log's first stage as it is now: a record read below may change it, and the
+            // splitter searches afresh after each flagged line.
+            let log_first_stage = *log_anchors;
+            let anchors: &dyn Fn(&[u8]) -> Option<usize> = if plain {
+                &|raw: &[u8]| first_anchor(log_first_stage, raw)
+            } else {
+                &|_: &[u8]| Some(0)
+            };
+            let Some((raw, may_parse)) = lines.next_flagged(anchors) else {
+                break;
+            };
             log_state.io.lines_read += 1;
             if !may_parse {
                 log_state.io.lines_unmatched += 1;
@@ -738,6 +756,7 @@ impl Sink for Pipeline {
             let observer = self.observer.as_deref_mut();
             let any_record = apply_records(
                 &text,
+                log_anchors,
                 time,
                 &dating,
                 log_state,

@@ -44,6 +44,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "llamacpp",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["slot"],
     grammar_names: &[
         "llamacpp_timing",
         "llamacpp_draft",

@@ -27,6 +27,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "ollama",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["unner", "[GIN] "],
     grammar_names: &["ollama_request", "ollama_runner"],
     read_message,
     read_foreign: None,

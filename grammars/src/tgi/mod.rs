@@ -36,6 +36,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "tgi",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["_router"],
     grammar_names: &["tgi_request", "tgi_embed", "tgi_capacity"],
     read_message,
     read_foreign: None,

@@ -67,6 +67,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "trtllm",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["TensorRT-LLM version: ", "loading: "],
     grammar_names: &[
         "trtllm_iteration",
         "trtllm_capacity",
