@@ -1,6 +1,7 @@
 //! The pipeline: the [`Sink`] the source feeds. For each line it runs the remaining stages,
 //! envelope -> grammar -> state, under one lock per batch of lines.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -725,18 +726,15 @@ impl Sink for Pipeline {
         let plain = decoder.is_plain();
         // Nine lines in ten hold no anchor: in a plain-text log, judge them on their raw bytes,
         // with one anchor search over the whole batch, before UTF-8 validation and parsing.
-        loop {
-            // The log's first stage as it is now: a record read below may change it, and the
-            // splitter searches afresh after each flagged line.
-            let log_first_stage = *log_anchors;
-            let anchors: &dyn Fn(&[u8]) -> Option<usize> = if plain {
-                &|raw: &[u8]| first_anchor(log_first_stage, raw)
-            } else {
-                &|_: &[u8]| Some(0)
-            };
-            let Some((raw, may_parse)) = lines.next_flagged(anchors) else {
-                break;
-            };
+        // The log's first stage as it is after the last line read: a record may change it (the
+        // splitter searches afresh after each flagged line, the only lines that can).
+        let first_stage = Cell::new(*log_anchors);
+        let anchors: &dyn Fn(&[u8]) -> Option<usize> = if plain {
+            &|raw: &[u8]| first_anchor(first_stage.get(), raw)
+        } else {
+            &|_: &[u8]| Some(0)
+        };
+        while let Some((raw, may_parse)) = lines.next_flagged(anchors) {
             log_state.io.lines_read += 1;
             if !may_parse {
                 log_state.io.lines_unmatched += 1;
@@ -764,6 +762,7 @@ impl Sink for Pipeline {
                 series,
                 observer,
             );
+            first_stage.set(*log_anchors);
             if !any_record {
                 log_state.io.lines_unmatched += 1;
             }

@@ -111,6 +111,7 @@ impl LogAnchors {
         self.engine.map(|i| ENGINES[i].engine)
     }
 
+    #[inline]
     fn first_stage(&self) -> &'static packed::Searcher {
         match self.engine {
             None => &crate::FIRST_STAGE,
@@ -120,6 +121,7 @@ impl LogAnchors {
 
     /// Where this log's first stage first matches in `bytes` (one line or several): what
     /// [`crate::first_anchor`] is for every log, for this one.
+    #[inline]
     pub fn first_anchor(&self, bytes: &[u8]) -> Option<usize> {
         self.first_stage().find(bytes).map(|m| m.start())
     }
