@@ -4,7 +4,8 @@
 
 use std::borrow::Cow;
 
-use llmtail_grammars::trtllm::{self, loose::Loose};
+use llmtail_grammars::lex::loose::{self, Loose};
+use llmtail_grammars::trtllm;
 use llmtail_grammars::{
     llamacpp, lmdeploy, ollama, vllm, LogTime, Outcome, Parsed, Record, ENGINES, GRAMMAR_NAMES,
 };
@@ -130,7 +131,10 @@ fn own_outcome(engine: &str, line: &str, read: &Outcome<'_>) {
     outcome(line, read);
     match read {
         Outcome::Rejected { grammar } => {
-            assert!(grammar.starts_with(&format!("{engine}_")), "{engine}: {grammar}");
+            assert!(
+                grammar.starts_with(&format!("{engine}_")),
+                "{engine}: {grammar}"
+            );
         }
         Outcome::Parsed(p) => assert_eq!(p.record.engine(), engine, "{p:?}"),
         Outcome::Unmatched => {}
@@ -284,7 +288,7 @@ pub fn ollama(data: &[u8]) {
 /// The JSON readers of formats A and B: the full (loose) parser, the fast flat scanner, the
 /// unescape of Triton's escaped messages, and the two record readers over what they give.
 pub fn trtllm_json(data: &[u8]) {
-    use trtllm::{flat, iteration_stats, loose, triton_json};
+    use trtllm::{flat, iteration_stats, triton_json};
     let text = String::from_utf8_lossy(data);
     // Every escape is longer than the character it stands for, and the quotes go.
     if let Some(unescaped) = loose::unescape(&text) {

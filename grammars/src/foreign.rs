@@ -6,7 +6,7 @@
 //! message behind such a head is the engine's own, word for word, so once no grammar has read a
 //! line through the heads it knows, each place where a message may begin is offered to the
 //! engines' message readers ([`crate::EngineGrammar::read_foreign`]), and the line's time is the
-//! first stamp of that head ([`crate::time::first_stamp`]; none: the agent dates the line when
+//! first stamp of that head ([`crate::lex::time::first_stamp`]; none: the agent dates the line when
 //! it read it).
 //!
 //! What a head is, is what keeps a quoted stats line unread: a request log echoing a prompt, a
@@ -94,7 +94,7 @@ fn ends_a_head(head: &str) -> bool {
             name.contains(['.', '/', '_']) || name.ends_with(']') || LEVEL_WORDS.contains(&name)
         }
         // The end of a stamp: `22:01:17`, `22:01:17,796`, `22:01:17Z`.
-        b'0'..=b'9' | b'Z' => crate::time::first_stamp(word).is_some(),
+        b'0'..=b'9' | b'Z' => crate::lex::time::first_stamp(word).is_some(),
         _ => LEVEL_WORDS.contains(&word),
     }
 }

@@ -15,9 +15,9 @@
 
 pub mod domain;
 pub mod foreign;
-pub mod number;
+pub mod lex;
+mod prefilter;
 mod records;
-pub mod time;
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -25,8 +25,11 @@ use std::sync::LazyLock;
 use aho_corasick::packed;
 use serde::Serialize;
 
+pub use lex::time::LogTime;
+// The paths the agent and the fuzzers read numbers and times by.
+pub use lex::{number, time};
+pub use prefilter::LogAnchors;
 pub use records::{each_record, records, Records};
-pub use time::LogTime;
 
 /// One parsed line: when the line says it was written, and what it says.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,6 +132,13 @@ pub struct EngineGrammar {
     /// The first stage's pieces for this engine: each anchor contains one (a test checks).
     /// Every piece costs every line of every log a little (see [`FIRST_STAGE`]).
     pub first_stage: fn() -> Vec<&'static str>,
+    /// More first-stage pieces, searched only in a log known to hold this engine's records
+    /// ([`LogAnchors`]): lines worth reading that would cost every other log's every line.
+    pub known_stage: &'static [&'static str],
+    /// The pieces, among the two above, of lines the engine prints as it starts (or, for an
+    /// engine that prints none, of its commonest records): searched in every log known to hold
+    /// another engine's records, so that a log whose engine changes is read again.
+    pub banner: &'static [&'static str],
     /// Every value [`Record::grammar`] gives for this engine's records.
     pub grammar_names: &'static [&'static str],
     /// Reads a line holding one of the anchors: the outcome, and where the message of the
@@ -159,22 +169,35 @@ pub static GRAMMAR_NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// the anchors themselves, ` to`, ` wi` and ` fo` (` tokens in paged KV cache.`,
 /// ` with config: `, ` for max tokens`) stopped it every few bytes of a prompt. Several
 /// engines' anchors share a piece (`KV cache`): it is searched once.
-pub static PREFILTER: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    let mut pieces: Vec<&'static str> = Vec::new();
-    for piece in ENGINES.iter().flat_map(|e| (e.first_stage)()) {
-        if !pieces.contains(&piece) {
-            pieces.push(piece);
+pub static PREFILTER: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| in_measured_order(ENGINES.iter().flat_map(|e| (e.first_stage)())));
+
+/// Every engine's every first-stage piece: [`PREFILTER`] and the pieces searched only in a log
+/// known to hold the engine's records ([`EngineGrammar::known_stage`]). What the stateless
+/// readers ([`read`], [`records()`], [`first_anchor`]) search, so that they read every line
+/// some log's [`LogAnchors`] may send them.
+pub static EVERY_PIECE: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let known = ENGINES.iter().flat_map(|e| e.known_stage.iter().copied());
+    in_measured_order(PREFILTER.iter().copied().chain(known))
+});
+
+/// `pieces` without repeats, in [`FIRST_STAGE_ORDER`]; a piece that order does not list keeps
+/// its place among the others, after them (the sort is stable).
+fn in_measured_order(pieces: impl Iterator<Item = &'static str>) -> Vec<&'static str> {
+    let mut unique: Vec<&'static str> = Vec::new();
+    for piece in pieces {
+        if !unique.contains(&piece) {
+            unique.push(piece);
         }
     }
-    // Stable: a piece [`FIRST_STAGE_ORDER`] does not list keeps its registry place, after them.
-    pieces.sort_by_key(|piece| {
+    unique.sort_by_key(|piece| {
         FIRST_STAGE_ORDER
             .iter()
             .position(|listed| listed == piece)
             .unwrap_or(usize::MAX)
     });
-    pieces
-});
+    unique
+}
 
 /// The order of the first stage's strings that measured cheapest. Teddy puts strings into its
 /// 8 buckets round-robin by their order, and a bucket whose strings' first four bytes differ
@@ -223,9 +246,9 @@ const FIRST_STAGE_ORDER: &[&str] = &[
     "Maximum concurrency for ",
 ];
 
-/// Every first-stage string ([`PREFILTER`]).
+/// Every first-stage string of every engine ([`EVERY_PIECE`]).
 pub fn first_stage_strings() -> impl Iterator<Item = &'static str> {
-    PREFILTER.iter().copied()
+    EVERY_PIECE.iter().copied()
 }
 
 /// [`PREFILTER`] as one SIMD (Teddy) searcher, leftmost-first: an automaton with overlapping
@@ -234,7 +257,11 @@ pub fn first_stage_strings() -> impl Iterator<Item = &'static str> {
 /// string costs: past 32 Teddy goes fat (16 bytes a step instead of 32: a one-shot run of 1M
 /// lines took 0.32 s instead of 0.21 s with 44 strings), and slim Teddy with 31 strings still
 /// verified so many candidates that it was 30% slower than with 27. Keep the list short.
+/// It is the first stage of a log whose engine is not known yet ([`LogAnchors`]).
 static FIRST_STAGE: LazyLock<packed::Searcher> = LazyLock::new(|| slim_searcher(&PREFILTER));
+
+/// [`EVERY_PIECE`] as one searcher: the stateless readers' first stage.
+static EVERY_STAGE: LazyLock<packed::Searcher> = LazyLock::new(|| slim_searcher(&EVERY_PIECE));
 
 /// Each engine's anchors, searched the same way, in [`ENGINES`] order: the second stage,
 /// which says whose grammar to ask.
@@ -289,15 +316,15 @@ impl<'a> Outcome<'a> {
 /// rejected line apart costs nothing on the other two paths: it is asked only after the
 /// engine's grammar has failed, of a line that holds one of its anchors.
 pub fn read(line: &str) -> Outcome<'_> {
-    if FIRST_STAGE.find(line).is_none() {
+    if EVERY_STAGE.find(line).is_none() {
         return Outcome::Unmatched;
     }
     read_anchored(line)
 }
 
-/// The first first-stage match in `line` at or after `from`.
-fn anchor_in(line: &str, from: usize) -> Option<Range<usize>> {
-    FIRST_STAGE
+/// The first match of `first_stage` in `line` at or after `from`.
+fn anchor_in(first_stage: &packed::Searcher, line: &str, from: usize) -> Option<Range<usize>> {
+    first_stage
         .find(&line[from..])
         .map(|m| from + m.start()..from + m.end())
 }
@@ -357,7 +384,7 @@ fn read_behind_foreign_head(line: &str, anchored: u32) -> (Outcome<'_>, usize) {
                 Outcome::Unmatched => {}
                 Outcome::Parsed(mut parsed) => {
                     if parsed.time.is_none() {
-                        parsed.time = time::first_stamp(head);
+                        parsed.time = lex::time::first_stamp(head);
                     }
                     return (Outcome::Parsed(parsed), at);
                 }
@@ -376,11 +403,12 @@ pub fn parse(line: &str) -> Option<Parsed<'_>> {
 /// Where the first stage first matches in `bytes` (several lines at once, for callers that
 /// search a whole batch in one go): a line without a match is one [`parse`] returns `None` for,
 /// whatever bytes that are not ASCII in it become once decoded (the anchors are ASCII). The
-/// agent asks this before it decodes a plain-text line at all, since nine lines in ten of a
-/// busy log are prompts and access lines without an anchor.
+/// agent asks its log's [`LogAnchors::first_anchor`], the same for one log, before it decodes a
+/// plain-text line at all, since nine lines in ten of a busy log are prompts and access lines
+/// without an anchor.
 /// The first-stage strings hold no `\n`, so a match never spans two lines.
 pub fn first_anchor(bytes: &[u8]) -> Option<usize> {
-    FIRST_STAGE.find(bytes).map(|m| m.start())
+    EVERY_STAGE.find(bytes).map(|m| m.start())
 }
 
 /// True when some grammar's anchor occurs in the line: the cheap first stage of [`parse`],
@@ -388,7 +416,7 @@ pub fn first_anchor(bytes: &[u8]) -> Option<usize> {
 /// Takes bytes, so the agent can ask before it decodes a line at all: the anchors are ASCII,
 /// and an ASCII run reads the same in the raw bytes as in their lossy UTF-8 decoding.
 pub fn has_anchor(line: &[u8]) -> bool {
-    FIRST_STAGE.find(line).is_some()
+    EVERY_STAGE.find(line).is_some()
         && ENGINE_ANCHORS
             .iter()
             .any(|anchors| anchors.find(line).is_some())
@@ -430,6 +458,24 @@ mod tests {
     #[test]
     fn no_prefilter_string_spans_lines() {
         assert!(first_stage_strings().all(|p| !p.contains('\n')));
+    }
+
+    #[test]
+    fn banners_and_known_stages_are_their_engines_pieces() {
+        for engine in ENGINES {
+            for piece in engine.banner.iter().chain(engine.known_stage) {
+                assert!(EVERY_PIECE.contains(piece), "{piece:?}");
+            }
+            for piece in engine.banner {
+                let own =
+                    (engine.first_stage)().contains(piece) || engine.known_stage.contains(piece);
+                assert!(
+                    own,
+                    "{}'s banner {piece:?} is none of its pieces",
+                    engine.engine
+                );
+            }
+        }
     }
 
     #[test]

@@ -46,10 +46,12 @@ static HEADS: LazyLock<packed::Searcher> = LazyLock::new(|| {
 /// the text around JSON objects) yields [`Outcome::Unmatched`] too, which callers counting lines
 /// read as "nothing here".
 pub fn records(line: &str) -> Records<'_> {
+    let first_stage = &*crate::EVERY_STAGE;
     Records {
+        first_stage,
         line,
         from: 0,
-        anchor: crate::anchor_in(line, 0),
+        anchor: crate::anchor_in(first_stage, line, 0),
         first: None,
         objects: None,
     }
@@ -59,8 +61,17 @@ pub fn records(line: &str) -> Records<'_> {
 /// (nearly every line with an anchor) lends it without going through the iterator: every move
 /// of an [`Outcome`] is a copy of its 400 bytes, and through `Option`, a loop variable and a
 /// match that was 1% more instructions for a one-shot run (`valgrind --tool=cachegrind`).
-pub fn each_record<'a>(line: &'a str, mut each: impl FnMut(&Outcome<'a>)) {
-    let Some(anchor) = crate::anchor_in(line, 0) else {
+pub fn each_record<'a>(line: &'a str, each: impl FnMut(&Outcome<'a>)) {
+    each_record_after(&crate::EVERY_STAGE, line, each)
+}
+
+/// [`each_record`] with `first_stage` as the first stage: a log's own ([`crate::LogAnchors`]).
+pub(crate) fn each_record_after<'a>(
+    first_stage: &'static packed::Searcher,
+    line: &'a str,
+    mut each: impl FnMut(&Outcome<'a>),
+) {
+    let Some(anchor) = crate::anchor_in(first_stage, line, 0) else {
         return each(&Outcome::Unmatched);
     };
     let (whole, message_at) = crate::read_anchored_message(line);
@@ -68,6 +79,7 @@ pub fn each_record<'a>(line: &'a str, mut each: impl FnMut(&Outcome<'a>)) {
         return each(&whole);
     }
     let records = Records {
+        first_stage,
         line,
         from: 0,
         anchor: Some(anchor),
@@ -81,6 +93,8 @@ pub fn each_record<'a>(line: &'a str, mut each: impl FnMut(&Outcome<'a>)) {
 
 /// See [`records`].
 pub struct Records<'a> {
+    /// What finds the anchors: every engine's pieces, or a log's own.
+    first_stage: &'static packed::Searcher,
     line: &'a str,
     /// Where the next piece starts; past the end once the line is done.
     from: usize,
@@ -105,7 +119,7 @@ impl<'a> Iterator for Records<'a> {
             return None;
         }
         if self.anchor.as_ref().is_some_and(|a| a.start < from) {
-            self.anchor = crate::anchor_in(line, from);
+            self.anchor = crate::anchor_in(self.first_stage, line, from);
         }
         let Some(anchor) = self.anchor.clone() else {
             // Nothing of any engine's in the rest of the line.
@@ -282,7 +296,7 @@ mod tests {
     fn pieces(line: &str) -> Vec<&str> {
         let mut from = 0;
         let mut out = Vec::new();
-        while let Some(anchor) = crate::anchor_in(line, from) {
+        while let Some(anchor) = crate::anchor_in(&crate::EVERY_STAGE, line, from) {
             match cut(line, anchor.end) {
                 Some(at) => {
                     out.push(&line[from..at]);

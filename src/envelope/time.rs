@@ -5,43 +5,24 @@
 //! without (asctime, syslog: the writer's local time) otherwise. Turning one into an instant
 //! needs the log's zone and, for syslog, the clock to pick the year: the pipeline does that per
 //! line, so the envelope knows neither.
+//!
+//! Digits, clock and calendar checks are the grammars crate's (`llmtail_grammars::time`), the
+//! ones every record head reads its time with; what an envelope reads differently (its
+//! fraction and its offset, below) stays here.
 
+use llmtail_grammars::time::{build, byte, clock, digits, offset_fields};
 use llmtail_grammars::LogTime;
 
-fn digits(s: &str, from: usize, len: usize) -> Option<u32> {
-    let part = s.get(from..from + len)?;
-    if !part.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    part.parse().ok()
-}
-
-/// A wall-clock time, if month, day and clock are in range.
-fn wall_clock(year: Option<u32>, month: u32, day: u32, h: u32, m: u32, s: u32) -> Option<LogTime> {
-    if !LogTime::is_valid_clock(month, day, h, m, s) {
-        return None;
-    }
-    let year = match year {
-        Some(year) => Some(u16::try_from(year).ok()?),
-        None => None,
-    };
-    Some(LogTime {
-        year,
-        month: month as u8,
-        day: day as u8,
-        hour: h as u8,
-        minute: m as u8,
-        second: s as u8,
-        nanos: 0,
-        utc_offset: None,
-    })
-}
-
-/// `.123` or `,123` after the seconds, as nanoseconds (digits past the ninth are dropped),
-/// and how many bytes it took.
-fn fraction(b: &[u8]) -> (u32, usize) {
+/// `.123` or `,123` after the seconds, as nanoseconds, and the rest of the input.
+///
+/// Unlike a record head's fraction (`llmtail_grammars::time::fraction`: 1 to 9 digits, else
+/// none), any number of digits is taken and those past the ninth are dropped, and a bare `.`
+/// is taken as zero: the envelope is the frame the whole line hangs on, and a writer that
+/// prints picoseconds must not cost us the line.
+fn fraction(s: &str) -> (u32, &str) {
+    let b = s.as_bytes();
     if !matches!(b.first(), Some(b'.') | Some(b',')) {
-        return (0, 0);
+        return (0, s);
     }
     let len = b[1..].iter().take_while(|c| c.is_ascii_digit()).count();
     let nanos = b[1..1 + len.min(9)]
@@ -49,55 +30,36 @@ fn fraction(b: &[u8]) -> (u32, usize) {
         .chain(std::iter::repeat(&b'0'))
         .take(9)
         .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
-    (nanos, 1 + len)
+    (nanos, &s[1 + len..])
 }
 
-/// `Z` or `±HH[:]MM` as seconds east of UTC, and how many bytes it took.
-fn offset(s: &str, at: usize) -> Option<(i32, usize)> {
-    let b = s.as_bytes();
-    match b.get(at)? {
-        b'Z' => Some((0, 1)),
-        sign @ (b'+' | b'-') => {
-            let hours = digits(s, at + 1, 2)?;
-            let colon = usize::from(b.get(at + 3) == Some(&b':'));
-            let minutes = digits(s, at + 3 + colon, 2)?;
-            let seconds = (hours * 3600 + minutes * 60) as i32;
-            Some((if *sign == b'+' { seconds } else { -seconds }, 5 + colon))
-        }
-        _ => None,
-    }
+/// `Z` or `±HH[:]MM` as seconds east of UTC.
+///
+/// The range is not judged here, unlike a record head's offset (`time::utc_offset`, which
+/// refuses `+24:00`): an envelope's offset goes to the clock as printed, which refuses what
+/// no zone can be, and the line is kept either way.
+fn offset(s: &str) -> Option<(i32, &str)> {
+    let ((sign, hours, minutes), rest) = offset_fields(s)?;
+    Some((sign * (hours * 3600 + minutes * 60) as i32, rest))
 }
 
 /// `YYYY-MM-DD?HH:MM:SS[.frac|,frac]`, then an optional `Z` or `±HH[:]MM`. Returns the time and
-/// the rest of the input. Without a zone the time is the writer's local time.
+/// the rest of the input. Without a zone the time is the writer's local time; a sign or `Z`
+/// that starts no offset makes it no time.
 pub fn parse_datetime(s: &str) -> Option<(LogTime, &str)> {
-    let b = s.as_bytes();
-    if b.len() < 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !(b[10] == b'T' || b[10] == b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let mut time = wall_clock(
-        Some(digits(s, 0, 4)?),
-        digits(s, 5, 2)?,
-        digits(s, 8, 2)?,
-        digits(s, 11, 2)?,
-        digits(s, 14, 2)?,
-        digits(s, 17, 2)?,
-    )?;
-    let (nanos, len) = fraction(&b[19..]);
-    time.nanos = nanos;
-    let mut i = 19 + len;
-    if matches!(b.get(i), Some(b'Z' | b'+' | b'-')) {
-        let (seconds, len) = offset(s, i)?;
-        time.utc_offset = Some(seconds);
-        i += len;
-    }
-    Some((time, &s[i..]))
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b'T').or_else(|| byte(s, b' '))?)?;
+    let (nanos, s) = fraction(s);
+    let (utc_offset, s) = match s.as_bytes().first() {
+        Some(b'Z' | b'+' | b'-') => {
+            let (seconds, rest) = offset(s)?;
+            (Some(seconds), rest)
+        }
+        _ => (None, s),
+    };
+    Some((build(Some(year), month, day, hms, nanos, utc_offset)?, s))
 }
 
 /// `Nov 22 13:25:01` (syslog, `journalctl -o short`): no year, no zone. Returns the rest of
@@ -121,23 +83,10 @@ pub fn parse_syslog_time(s: &str) -> Option<(LogTime, &str)> {
     if !(1..=2).contains(&day_len) {
         return None;
     }
-    let day = digits(rest, 0, day_len)?;
-    let b = rest.as_bytes();
-    let at = day_len;
-    if b.len() < at + 9 || b[at] != b' ' || b[at + 3] != b':' || b[at + 6] != b':' {
-        return None;
-    }
-    let mut time = wall_clock(
-        None,
-        month,
-        day,
-        digits(rest, at + 1, 2)?,
-        digits(rest, at + 4, 2)?,
-        digits(rest, at + 7, 2)?,
-    )?;
-    let (nanos, len) = fraction(&b[at + 9..]);
-    time.nanos = nanos;
-    Some((time, &rest[at + 9 + len..]))
+    let (day, rest) = digits(rest, day_len)?;
+    let (hms, rest) = clock(byte(rest, b' ')?)?;
+    let (nanos, rest) = fraction(rest);
+    Some((build(None, month, day, hms, nanos, None)?, rest))
 }
 
 /// The month a `%b` abbreviation names, in the locales journald hosts commonly run: English,

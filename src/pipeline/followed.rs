@@ -3,6 +3,7 @@
 //! reader's [`LogId`](crate::source::LogId) as the state's logs are.
 
 use jiff::tz::TimeZone;
+use llmtail_grammars::LogAnchors;
 
 use crate::checkpoint::{FilePosition, SavedLog};
 use crate::config::LogSettings;
@@ -17,6 +18,9 @@ pub(super) struct FollowedLog {
     pub zone: TimeZone,
     /// The zone's name, for what the agent says of an offset.
     pub zone_name: String,
+    /// The log's own first stage: every engine's anchors until its engine is known, then that
+    /// engine's and the others' start-up lines'.
+    pub anchors: LogAnchors,
     /// The file being read and the offset after the last line applied to the state.
     position: Option<(FileId, u64)>,
 }
@@ -36,6 +40,7 @@ impl FollowedLog {
             decoder: Decoder::new(envelope, max_line_bytes),
             zone,
             zone_name,
+            anchors: LogAnchors::new(),
             position: None,
         }
     }

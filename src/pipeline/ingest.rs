@@ -3,6 +3,7 @@
 //! the log's zone, and its records applied ([`super::records`]).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use llmtail_grammars::{LogTime, Parsed};
 
@@ -22,7 +23,15 @@ pub(super) fn ingest(
     batch: &mut Batch<'_>,
 ) {
     let now = batch.dating.now;
-    let anchors = anchor_search(&log.decoder);
+    // The log's first stage as it is after the last line read: a record may change it (the
+    // splitter searches afresh after each flagged line, the only lines that can).
+    let first_stage = Cell::new(log.anchors);
+    let search = |raw: &[u8]| first_stage.get().first_anchor(raw);
+    let anchors: &dyn Fn(&[u8]) -> Option<usize> = if log.decoder.is_plain() {
+        &search
+    } else {
+        &every_line
+    };
     while let Some((raw, may_parse)) = lines.next_flagged(anchors) {
         log_state.io.lines_read += 1;
         if !may_parse {
@@ -41,34 +50,22 @@ pub(super) fn ingest(
                 .and_then(resolve)
                 .or_else(|| parsed.time.and_then(resolve))
         };
-        if !apply_records(&text, time, batch, log_state) {
+        if !apply_records(&text, &mut log.anchors, time, batch, log_state) {
             log_state.io.lines_unmatched += 1;
         }
+        first_stage.set(log.anchors);
     }
     warn_of_zone_offset(log_state, log, now);
 }
 
-/// How a batch's lines are judged before they are decoded. Nine lines in ten hold no anchor:
-/// in a plain-text log they are judged on their raw bytes, with one anchor search over the
-/// whole batch, before UTF-8 validation and parsing. In an envelope the message is escaped,
-/// so every line is decoded first.
-fn anchor_search(decoder: &Decoder) -> &'static dyn Fn(&[u8]) -> Option<usize> {
-    if decoder.is_plain() {
-        &first_anchor
-    } else {
-        &every_line
-    }
-}
-
-/// Where the grammars' first stage first matches in raw bytes (a batch of plain-text lines).
-/// Lossy UTF-8 decoding only replaces bytes that are not ASCII and the anchors are ASCII, so a
-/// line without a match here yields nothing once decoded either. ANSI colour codes need no
-/// stripping first: engines colour the record head (process, level, date, file), never the
-/// message text the anchors are taken from. (Looking for ESC in every line before the anchor
-/// search cost a tenth of a one-shot run.)
-fn first_anchor(raw: &[u8]) -> Option<usize> {
-    llmtail_grammars::first_anchor(raw)
-}
+// How a batch's lines are judged before they are decoded: nine lines in ten hold no anchor, so
+// in a plain-text log they are judged on their raw bytes, with one search of the log's first
+// stage over the whole batch, before UTF-8 validation and parsing. Lossy UTF-8 decoding only
+// replaces bytes that are not ASCII and the anchors are ASCII, so a line without a match there
+// yields nothing once decoded either. ANSI colour codes need no stripping first: engines colour
+// the record head (process, level, date, file), never the message text the anchors are taken
+// from (looking for ESC in every line first cost a tenth of a one-shot run). In an envelope the
+// message is escaped, so every line is decoded first.
 
 /// Flags every line as one to decode.
 fn every_line(_: &[u8]) -> Option<usize> {

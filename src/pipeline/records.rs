@@ -2,7 +2,7 @@
 //! checked against the log's recent records, and applied to its engine's state; a record a
 //! grammar rejected is counted and quoted.
 
-use llmtail_grammars::{Outcome, Parsed};
+use llmtail_grammars::{LogAnchors, Outcome, Parsed};
 
 use super::dating::Dating;
 use super::observer::{Applied, RecordObserver};
@@ -30,13 +30,14 @@ pub(super) struct Batch<'a> {
 /// any record.
 pub(super) fn apply_records(
     text: &str,
+    anchors: &mut LogAnchors,
     raw_time: impl Fn(&Parsed<'_>, Option<f64>) -> Option<Resolved>,
     batch: &mut Batch<'_>,
     log_state: &mut LogState,
 ) -> bool {
     let mut any_record = false;
     let mut ordinal = 0u32;
-    llmtail_grammars::each_record(text, |outcome| match outcome {
+    anchors.each_record(text, |outcome| match outcome {
         Outcome::Parsed(parsed) => {
             any_record = true;
             ordinal += 1;

@@ -21,7 +21,7 @@ use nom::{
     IResult, Parser,
 };
 
-use crate::number::{int, uint};
+use crate::lex::number::{int, uint};
 
 /// What the log heads of a line say, and the message after them.
 #[derive(Debug, Clone, Copy, PartialEq)]

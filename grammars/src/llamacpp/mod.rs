@@ -44,6 +44,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "llamacpp",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["slot"],
     grammar_names: &[
         "llamacpp_timing",
         "llamacpp_draft",
@@ -373,9 +375,9 @@ fn stop_processing(rest: &str) -> Option<u64> {
     use nom::{branch::alt, bytes::complete::tag, Parser};
     let (rest, (_, n_tokens, _, _)) = (
         alt((tag("n_tokens = "), tag("n_past = "))),
-        crate::number::uint,
+        crate::lex::number::uint,
         tag(", truncated = "),
-        crate::number::uint,
+        crate::lex::number::uint,
     )
         .parse(rest)
         .ok()?;
@@ -385,7 +387,7 @@ fn stop_processing(rest: &str) -> Option<u64> {
 /// Late 2023's `slot %d is processing [task id: %d]` and `slot %d released (%d tokens in
 /// cache)` (after `slot `).
 fn slot_2023(rest: &str, origin: Origin) -> Option<Read> {
-    use crate::number::uint;
+    use crate::lex::number::uint;
     use nom::{bytes::complete::tag, Parser};
     let (rest, slot) = uint(rest).ok()?;
     let origin = Origin {

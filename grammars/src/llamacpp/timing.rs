@@ -29,7 +29,7 @@ use nom::{
 };
 
 use super::{LlamacppRecord, Origin};
-use crate::number::{float, uint};
+use crate::lex::number::{float, uint};
 
 /// The words a timing body starts with: a body that starts with one and does not read is the
 /// engine's own line, cut off or changed (see [`super::claimed`]).

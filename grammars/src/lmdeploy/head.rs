@@ -15,7 +15,7 @@ use nom::{
     IResult, Parser,
 };
 
-use crate::number::uint;
+use crate::lex::number::uint;
 use crate::LogTime;
 
 /// A stats line split into its head and its message.

@@ -26,6 +26,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "lmdeploy",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["hput: ", "KV cache"],
     grammar_names: &["lmdeploy_stats"],
     read_message,
     read_foreign: None,

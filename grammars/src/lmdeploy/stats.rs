@@ -21,8 +21,8 @@
 use nom::{bytes::complete::tag, Parser};
 use serde::Serialize;
 
-use crate::number::{float, uint};
-use crate::vllm::fields::{find_pair, set_once as set, whole};
+use crate::lex::field::{find_pair, set_once as set, whole};
+use crate::lex::number::{float, uint};
 
 /// What a stats line says. Counts are what the line printed; `None` where the release does not
 /// print the part.

@@ -22,8 +22,8 @@ use nom::{
 };
 use serde::Serialize;
 
-use crate::number::uint;
-use crate::trtllm::clock;
+use crate::lex::number::uint;
+use crate::lex::time;
 use crate::LogTime;
 
 /// One request Ollama answered.
@@ -92,11 +92,11 @@ fn gin_time(s: &str) -> Option<(LogTime, &str)> {
 /// Go's `2006/01/02` date, `between`, and a `15:04:05` clock: gin's time and the `log`
 /// package's. The writer's local time.
 pub(super) fn slashed_time<'a>(s: &'a str, between: &str) -> Option<(LogTime, &'a str)> {
-    let (year, s) = clock::digits(s, 4)?;
-    let (month, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
-    let (day, s) = clock::digits(clock::byte(s, b'/')?, 2)?;
-    let (hms, s) = clock::clock(s.strip_prefix(between)?)?;
-    Some((clock::build(Some(year), month, day, hms, 0, None)?, s))
+    let (year, s) = time::digits(s, 4)?;
+    let (month, s) = time::digits(time::byte(s, b'/')?, 2)?;
+    let (day, s) = time::digits(time::byte(s, b'/')?, 2)?;
+    let (hms, s) = time::clock(s.strip_prefix(between)?)?;
+    Some((time::build(Some(year), month, day, hms, 0, None)?, s))
 }
 
 /// ` | 200 | 57.956598944s |   192.168.0.131 | POST     "/api/chat"`.
@@ -229,7 +229,7 @@ fn decimal(input: &str) -> IResult<&str, f64> {
         _ => 0,
     };
     let len = if frac > 0 { int + 1 + frac } else { int };
-    crate::number::float(&input[..len]).map(|(_, value)| (&input[len..], value))
+    crate::lex::number::float(&input[..len]).map(|(_, value)| (&input[len..], value))
 }
 
 #[cfg(test)]

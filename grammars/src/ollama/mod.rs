@@ -27,6 +27,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "ollama",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["unner", "[GIN] "],
     grammar_names: &["ollama_request", "ollama_runner"],
     read_message,
     read_foreign: None,
@@ -117,7 +119,7 @@ pub(crate) fn read_message(line: &str) -> (Outcome<'_>, usize) {
 /// container's log it shows or saves (ollama#9509): the time of the line's own head is kept.
 fn without_desktop_time(line: &str) -> &str {
     let trimmed = line.trim_start();
-    match crate::trtllm::clock::year_first(trimmed) {
+    match crate::lex::time::year_first(trimmed) {
         Some((_, rest)) => rest.strip_prefix(' ').unwrap_or(line),
         None => line,
     }

@@ -25,8 +25,8 @@ use nom::{
 };
 
 use super::OllamaRecord;
-use crate::number::{float, uint};
-use crate::trtllm::clock;
+use crate::lex::number::{float, uint};
+use crate::lex::time;
 use crate::LogTime;
 
 /// The start of the runner-started message, in both shapes.
@@ -80,14 +80,14 @@ fn level(input: &str) -> IResult<&str, &str> {
 /// milliseconds).
 fn rfc3339(input: &str) -> IResult<&str, LogTime> {
     let parsed = (|| {
-        let (year, s) = clock::digits(input, 4)?;
-        let (month, s) = clock::digits(clock::byte(s, b'-')?, 2)?;
-        let (day, s) = clock::digits(clock::byte(s, b'-')?, 2)?;
-        let (hms, s) = clock::clock(clock::byte(s, b'T')?)?;
-        let (nanos, s) = clock::fraction(s);
-        let (offset, s) = crate::time::utc_offset(s)?;
+        let (year, s) = time::digits(input, 4)?;
+        let (month, s) = time::digits(time::byte(s, b'-')?, 2)?;
+        let (day, s) = time::digits(time::byte(s, b'-')?, 2)?;
+        let (hms, s) = time::clock(time::byte(s, b'T')?)?;
+        let (nanos, s) = time::fraction(s);
+        let (offset, s) = crate::lex::time::utc_offset(s)?;
         Some((
-            clock::build(Some(year), month, day, hms, nanos, Some(offset))?,
+            time::build(Some(year), month, day, hms, nanos, Some(offset))?,
             s,
         ))
     })();

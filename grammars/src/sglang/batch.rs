@@ -15,8 +15,8 @@
 
 use serde::Serialize;
 
-use crate::number::{float, uint};
-use crate::vllm::fields::{set_once as set, whole};
+use crate::lex::field::{set_once as set, whole};
+use crate::lex::number::{float, uint};
 
 /// The KV-pool part of a line: plain, SWA hybrid, SSM hybrid or HiSparse (each `None` where the
 /// line does not print it). Usages are fractions as printed (`:.2f`).

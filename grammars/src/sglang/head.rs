@@ -16,7 +16,7 @@ use nom::{
 };
 use serde::Serialize;
 
-use crate::number::uint;
+use crate::lex::number::uint;
 use crate::LogTime;
 
 /// The rank tags of a record head, and the GPU of a `[gpu_id=N] ` message prefix: the
@@ -169,7 +169,7 @@ fn bracket(input: &str) -> IResult<&str, (LogTime, Ranks)> {
     let (rest, _) = tag("] ").parse(rest)?;
     let (clock, nanos) = ((hour as u8, minute as u8, second as u8), millis * 1_000_000);
     let time = match date {
-        Some(_) => crate::time::build(Some(year), month, day, clock, nanos, None)
+        Some(_) => crate::lex::time::build(Some(year), month, day, clock, nanos, None)
             .ok_or_else(|| verify_failed(input))?,
         None => LogTime::time_only(clock.0, clock.1, clock.2, nanos),
     };

@@ -30,6 +30,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "sglang",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["l_num_tokens="],
     grammar_names: &[
         "sglang_decode",
         "sglang_prefill",

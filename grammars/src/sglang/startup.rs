@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::number::{float, uint};
-use crate::vllm::fields::{set_once as set, whole};
+use crate::lex::field::{set_once as set, whole};
+use crate::lex::number::{float, uint};
 
 /// `max_total_num_tokens=N, chunked_prefill_size=N, max_prefill_tokens=N,
 /// max_running_requests=N, context_len=N` (other `key=value` parts skipped).
@@ -92,7 +92,7 @@ pub fn capacity(message: &str) -> Option<SglangCapacity> {
             // -1 disables chunked prefill.
             "chunked_prefill_size" => set(
                 &mut c.chunked_prefill_size,
-                whole(value, crate::number::int),
+                whole(value, crate::lex::number::int),
             )?,
             "max_prefill_tokens" => set(&mut c.max_prefill_tokens, whole(value, uint))?,
             "context_len" => set(&mut c.context_len, whole(value, uint))?,

@@ -12,8 +12,8 @@
 use std::borrow::Cow;
 
 use super::{capacity, text, timed, Read};
-use crate::trtllm::clock;
-use crate::trtllm::loose::{self, Loose};
+use crate::lex::loose::{self, Loose};
+use crate::lex::time;
 
 /// Reads one JSON event object; `None` when it is no event of ours.
 pub fn read(line: &str) -> Option<Read<'_>> {
@@ -31,7 +31,7 @@ pub fn read(line: &str) -> Option<Read<'_>> {
     let message = get("message")?.as_str()?;
     let time = get("timestamp")
         .and_then(Loose::as_str)
-        .and_then(|t| clock::iso(t).filter(|(_, rest)| rest.is_empty()));
+        .and_then(|t| time::iso_zulu(t).filter(|(_, rest)| rest.is_empty()));
     if let Some(tokens) = message.strip_prefix("Setting max batch total tokens to ") {
         let record = capacity(tokens);
         return Some(match time {

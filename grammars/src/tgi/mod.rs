@@ -36,6 +36,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "tgi",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["_router"],
     grammar_names: &["tgi_request", "tgi_embed", "tgi_capacity"],
     read_message,
     read_foreign: None,
@@ -235,7 +237,7 @@ fn from_text<'a>(event: &text::Event<'a>) -> Option<Read<'a>> {
 
 /// `N` of `Setting max batch total tokens to N`.
 pub(crate) fn capacity(tokens: &str) -> Result<TgiRecord<'static>, &'static str> {
-    match crate::number::uint(tokens) {
+    match crate::lex::number::uint(tokens) {
         Ok(("", tokens)) => Ok(TgiRecord::MaxBatchTotalTokens { tokens }),
         _ => Err("tgi_capacity"),
     }

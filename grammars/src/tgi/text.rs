@@ -14,7 +14,7 @@
 //! target, location and message from the right, and the timings from the last `total_time="`
 //! of the spans, after anything a user could have written.
 
-use crate::trtllm::clock;
+use crate::lex::time;
 use crate::LogTime;
 
 /// The crates whose events we read: TGI's router (`text_generation_router`, also
@@ -87,7 +87,7 @@ fn head(line: &str) -> Option<(usize, LogTime, &str, &str)> {
     memchr::memchr_iter(b'T', bytes)
         .filter(|&t| t >= 10 && bytes[t - 10].is_ascii_digit() && bytes[t - 6] == b'-')
         .find_map(|t| {
-            let (time, after_time) = clock::iso(&line[t - 10..])?;
+            let (time, after_time) = time::iso_zulu(&line[t - 10..])?;
             let after_spaces = after_time.trim_start_matches(' ');
             if after_spaces.len() == after_time.len() {
                 return None;

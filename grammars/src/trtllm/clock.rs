@@ -11,13 +11,14 @@
 //! `common/src/logging.cc`), whatever the host's zone, so they carry a zero offset. The others
 //! are the writer's local time (Python's `logging` converts with `time.localtime`; TRT-LLM's
 //! `getCurrentTimestamp`, the IterationStats `timestamp`, with `std::localtime`): like
-//! [`crate::time`], we keep what was printed and leave their zone to the agent. Each function
+//! [`crate::lex::time`], we keep what was printed and leave their zone to the agent. Each function
 //! returns the time and the rest of the input, or `None`.
 //!
-//! The small readers (`digits`, `byte`, `fraction`, `clock`, `build`) are [`crate::time`]'s,
-//! re-exported here for the callers that read through this module ([`crate::ollama`] too).
+//! The small readers (`digits`, `byte`, `fraction`, `clock`, `build`) and the two whole-date
+//! shapes other engines print too ([`iso`], [`year_first`]) are [`crate::lex::time`]'s.
 
-pub(crate) use crate::time::{build, byte, clock, digits, fraction};
+use crate::lex::time::{build, byte, clock, digits, fraction};
+pub use crate::lex::time::{iso_zulu as iso, year_first};
 use crate::LogTime;
 
 /// Triton's heads: its logger always prints UTC.
@@ -34,17 +35,6 @@ pub fn glog(s: &str) -> Option<(LogTime, &str)> {
     Some((build(None, month, day, hms, nanos, TRITON_UTC)?, s))
 }
 
-/// `2024-05-10T07:57:30Z` (Triton ISO8601, UTC; sub-seconds accepted though Triton prints none).
-pub fn iso(s: &str) -> Option<(LogTime, &str)> {
-    let (year, s) = digits(s, 4)?;
-    let (month, s) = digits(byte(s, b'-')?, 2)?;
-    let (day, s) = digits(byte(s, b'-')?, 2)?;
-    let (hms, s) = clock(byte(s, b'T')?)?;
-    let (nanos, s) = fraction(s);
-    let s = byte(s, b'Z')?;
-    Some((build(Some(year), month, day, hms, nanos, TRITON_UTC)?, s))
-}
-
 /// The Python logger's `MM/DD/YYYY-HH:MM:SS`.
 pub fn slashed(s: &str) -> Option<(LogTime, &str)> {
     let (month, s) = digits(s, 2)?;
@@ -59,16 +49,6 @@ pub fn month_first(s: &str) -> Option<(LogTime, &str)> {
     let (month, s) = digits(s, 2)?;
     let (day, s) = digits(byte(s, b'-')?, 2)?;
     let (year, s) = digits(byte(s, b'-')?, 4)?;
-    let (hms, s) = clock(byte(s, b' ')?)?;
-    let (nanos, s) = fraction(s);
-    Some((build(Some(year), month, day, hms, nanos, LOCAL)?, s))
-}
-
-/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (the PyTorch iteration line).
-pub fn year_first(s: &str) -> Option<(LogTime, &str)> {
-    let (year, s) = digits(s, 4)?;
-    let (month, s) = digits(byte(s, b'-')?, 2)?;
-    let (day, s) = digits(byte(s, b'-')?, 2)?;
     let (hms, s) = clock(byte(s, b' ')?)?;
     let (nanos, s) = fraction(s);
     Some((build(Some(year), month, day, hms, nanos, LOCAL)?, s))

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use memchr::memchr;
 
-use super::loose::Loose;
+use crate::lex::loose::Loose;
 
 /// Scans a flat object; `quote` is `"` for a plain message, `\"` for an escaped one.
 pub fn object<'a>(text: &'a str, quote: &str) -> Option<Vec<(Cow<'a, str>, Loose<'a>)>> {

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use super::clock;
 use super::iteration::{Batching, Format, Iteration};
-use super::loose::Loose;
+use crate::lex::loose::Loose;
 
 type Entries<'a, 'b> = &'a [(Cow<'b, str>, Loose<'b>)];
 
@@ -144,8 +144,8 @@ fn read_spec(spec: Entries<'_, '_>, it: &mut Iteration) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::loose::object;
     use super::*;
+    use crate::lex::loose::object;
 
     #[test]
     fn pytorch_record_prefers_inflight_over_zero_static() {

@@ -20,7 +20,6 @@ pub mod flat;
 pub mod iter_log;
 pub mod iteration;
 pub mod iteration_stats;
-pub mod loose;
 pub mod objects;
 pub mod prefix;
 pub mod startup;
@@ -30,6 +29,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use crate::lex::loose;
 use crate::{Outcome, Parsed};
 
 pub use iteration::{Batching, Format, Iteration};
@@ -67,6 +67,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
     engine: "trtllm",
     anchors: || ANCHORS.to_vec(),
     first_stage: || FIRST_STAGE.to_vec(),
+    known_stage: &[],
+    banner: &["TensorRT-LLM version: ", "loading: "],
     grammar_names: &[
         "trtllm_iteration",
         "trtllm_capacity",
@@ -297,7 +299,7 @@ fn read_foreign<'a>(before: &'a str, message: &'a str) -> Outcome<'a> {
         return Outcome::Unmatched;
     }
     let head = prefix::Head {
-        time: crate::time::first_stamp(before),
+        time: crate::lex::time::first_stamp(before),
         rank: None,
         pid: None,
         triton: false,

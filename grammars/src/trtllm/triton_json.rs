@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use super::clock;
 use super::iteration::{Batching, Format, Iteration};
-use super::loose::Loose;
+use crate::lex::loose::Loose;
 
 /// The key every record of both eras starts with.
 pub const FIRST_KEY: &str = "Active Request Count";
@@ -84,8 +84,8 @@ pub fn read(entries: &[(Cow<'_, str>, Loose<'_>)]) -> Iteration {
 
 #[cfg(test)]
 mod tests {
-    use super::super::loose::object;
     use super::*;
+    use crate::lex::loose::object;
 
     #[test]
     fn reads_era_2_with_every_key() {

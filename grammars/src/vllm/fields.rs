@@ -9,26 +9,8 @@
 //! usage: 7.8%`), which shows as a value with a second `": "` after its unit.
 
 use memchr::{memchr, memchr2};
-use nom::{combinator::all_consuming, Parser};
 
-/// Runs `parser` over the whole of `value`, or gives `None`: a value with anything after
-/// what vLLM prints (a cut-off or glued line) is not that value.
-pub fn whole<'a, T>(
-    value: &'a str,
-    parser: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>,
-) -> Option<T> {
-    all_consuming(parser).parse(value).ok().map(|(_, v)| v)
-}
-
-/// Fills `slot` once; `None` when the value did not parse or the key came twice, both of
-/// which make the line malformed.
-pub fn set_once<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
-    if slot.is_some() {
-        return None;
-    }
-    *slot = Some(value?);
-    Some(())
-}
+use crate::lex::field::find_pair;
 
 /// One `Key: value` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,21 +103,6 @@ fn starts_with_field(list: &str) -> bool {
         from = at + 1;
     }
     false
-}
-
-/// Where the two-byte `pair` first occurs in `s`. `str::find` builds a Two-Way searcher on
-/// every call, which cost more than the rest of a stats line's parse together.
-pub(crate) fn find_pair(s: &str, pair: &[u8; 2]) -> Option<usize> {
-    let bytes = s.as_bytes();
-    let mut from = 0;
-    while let Some(i) = memchr(pair[0], &bytes[from..]) {
-        let at = from + i;
-        if bytes.get(at + 1) == Some(&pair[1]) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
 }
 
 fn second_space(value: &str) -> Option<usize> {

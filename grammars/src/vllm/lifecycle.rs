@@ -20,13 +20,15 @@
 //! - `AsyncLLM created with api_server_count more than 1; disabling stats logging ...`: with
 //!   several API servers (the data-parallel default) vLLM prints no stats line at all.
 //!
-//! Left out on purpose: every anchor is a string the first stage of every line of every log
-//! searches for, and past about 27 strings that search slows the whole agent (31 made a
-//! one-shot run 30% slower). So a death is read from the one line each death sequence always
-//! prints (`EngineCore encountered a fatal error.`, `AsyncLLM output_handler failed.` and `Engine
-//! loop has died` come with an `EngineDeadError` or `already dead` line), the version from the
-//! config line rather than `vLLM API server version X` or the 0.15+ logo, and uvicorn's own
-//! lines (no time of their own in a plain log) not at all.
+//! - `EngineCore encountered a fatal error.`: the engine core's own last words, before the API
+//!   server's `EngineDeadError`; searched for only in a log known to hold vLLM's records
+//!   ([`crate::LogAnchors`]), where it costs no other engine's logs anything.
+//!
+//! Left out on purpose: every anchor of a log whose engine is not known yet is a string the
+//! first stage searches every line for, and past about 27 strings that search slows the whole
+//! agent (31 made a one-shot run 30% slower). So `AsyncLLM output_handler failed.` and `Engine
+//! loop has died` (which come with an `EngineDeadError` or `already dead` line) and uvicorn's own
+//! lines (no time of their own in a plain log) are not read.
 
 use serde::Serialize;
 
@@ -57,6 +59,12 @@ pub const ANCHORS: &[&str] = &[
     "disabling stats",
 ];
 
+/// What the engine core process prints as it dies of any exception, before the API server's
+/// `EngineDeadError`: `logger.exception("EngineCore encountered a fatal error.")` in
+/// `run_engine_core` (`vllm/v1/engine/core.py`, V1: `core.py:398` in 0.8.5, `:710` in 0.11.0). Read in a log known to hold vLLM's
+/// records only (see [`super::KNOWN_STAGE`]).
+pub const FATAL_ERROR: &str = "EngineCore encountered a fatal error";
+
 /// Crash lines start with one of these. Only the start counts: vLLM logs prompts, and a
 /// prompt that quotes a traceback must not bring an engine down.
 const CRASHES: &[&str] = &[
@@ -67,6 +75,7 @@ const CRASHES: &[&str] = &[
     "[shutdown] MPClient: engine core exited unexpectedly",
     "MQLLMEngine is already dead, terminating",
     "AsyncLLMEngine is already dead, terminating",
+    FATAL_ERROR,
 ];
 
 /// Parses a lifecycle message (record head removed).

@@ -51,6 +51,8 @@ pub static GRAMMAR: crate::EngineGrammar = crate::EngineGrammar {
             .copied()
             .collect()
     },
+    known_stage: KNOWN_STAGE,
+    banner: &["onfig: ", "r version "],
     grammar_names: &[
         "vllm_stats",
         "vllm_prefix_cache",
@@ -83,9 +85,21 @@ const FIRST_STAGE: &[&str] = &[
     "Iteration(",
 ];
 
-/// Every anchor of this module: the stats and startup ones above, and the lifecycle lines'.
+/// The first stage's pieces for the lines read only in a log known to hold vLLM's records
+/// ([`crate::LogAnchors`]): the engine core's fatal error and the API server's version line.
+/// `fatal error` and `r version ` rather than the lines' starts: `Eng` and `vLL` begin every
+/// stats line and every mention of vLLM, and the SIMD search stops at the first three bytes.
+pub const KNOWN_STAGE: &[&str] = &["fatal error", "r version "];
+
+/// Every anchor of this module: the stats and startup ones above, the lifecycle lines', and
+/// those of the lines read only in a log known to be vLLM's ([`KNOWN_STAGE`]).
 pub fn anchors() -> impl Iterator<Item = &'static str> {
-    ANCHORS.iter().chain(lifecycle::ANCHORS).copied()
+    ANCHORS
+        .iter()
+        .chain(lifecycle::ANCHORS)
+        .chain(startup::SERVER_VERSIONS)
+        .chain([lifecycle::FATAL_ERROR].iter())
+        .copied()
 }
 
 /// The record [`crate::Record`] holds for this engine.
@@ -117,6 +131,9 @@ pub enum VllmRecord<'a> {
     Iteration(Iteration<'a>),
     /// A line that dates a run's start, or says the server stopped or the engine died.
     Lifecycle(Lifecycle),
+    /// `vLLM API server version X` (up to 0.14), `vLLM server version X, serving model M`
+    /// (0.15+): the version, before the config line says it again.
+    ServerVersion { version: &'a str },
 }
 
 impl VllmRecord<'_> {
@@ -130,7 +147,7 @@ impl VllmRecord<'_> {
             | VllmRecord::MaxConcurrency(_)
             | VllmRecord::Blocks(_)
             | VllmRecord::NumGpuBlocks(_) => "vllm_capacity",
-            VllmRecord::EngineConfig(_) => "vllm_config",
+            VllmRecord::EngineConfig(_) | VllmRecord::ServerVersion { .. } => "vllm_config",
             VllmRecord::Preemptions(_) => "vllm_preemption",
             VllmRecord::Iteration(_) => "vllm_iteration",
             VllmRecord::Lifecycle(_) => "vllm_lifecycle",
@@ -173,7 +190,8 @@ impl VllmRecord<'_> {
             | VllmRecord::NumGpuBlocks(_)
             | VllmRecord::EngineConfig(_)
             | VllmRecord::Preemptions(_)
-            | VllmRecord::Lifecycle(_) => true,
+            | VllmRecord::Lifecycle(_)
+            | VllmRecord::ServerVersion { .. } => true,
         }
     }
 }

@@ -12,9 +12,10 @@
 use nom::{bytes::complete::tag, Parser};
 use serde::Serialize;
 
-use super::fields::{fields, set_once as set, whole, Field};
+use super::fields::{fields, Field};
 use super::VllmRecord;
-use crate::number::{float, uint};
+use crate::lex::field::{set_once as set, whole};
+use crate::lex::number::{float, uint};
 
 /// What a speculative-decoding line says.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -23,10 +23,10 @@ use nom::{
 };
 use serde::Serialize;
 
-use super::fields::whole;
 use super::stats::scope;
 use super::VllmRecord;
-use crate::number::{float, grouped_uint, uint};
+use crate::lex::field::whole;
+use crate::lex::number::{float, grouped_uint, uint};
 
 /// `# <DEV> blocks: N[, # CPU blocks: M]`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -76,6 +76,29 @@ pub struct EngineConfig<'a> {
     pub max_seq_len: Option<u64>,
 }
 
+/// What the API server's version line starts with, in the two forms vLLM has printed:
+/// `logger.info("vLLM API server version %s", VLLM_VERSION)` (`run_server`, later
+/// `setup_server`, in `vllm/entrypoints/openai/api_server.py`: 0.4.0 to 0.14.1, the line cases), and
+/// `"vLLM server version %s, serving model %s"` (`log_version_and_model` in
+/// `vllm/entrypoints/utils.py`, 0.15+: printed when the logo is off, `VLLM_DISABLE_LOG_LOGO`, or
+/// the logger has no formatter; the logo itself spans lines and is not read).
+pub const SERVER_VERSIONS: &[&str] = &["vLLM API server version ", "vLLM server version "];
+
+/// The version of a `vLLM API server version 0.8.5` or `vLLM server version 0.15.1, serving
+/// model ...` line: one word of the characters a version holds (`0.11.1rc2.dev5+gabc`).
+fn server_version(message: &str) -> Option<&str> {
+    let rest = SERVER_VERSIONS
+        .iter()
+        .find_map(|start| message.strip_prefix(start))?;
+    let len = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || b"._+-".contains(b))
+        .count();
+    let (version, after) = rest.split_at(len);
+    let known_end = after.is_empty() || after.starts_with(", serving model ");
+    (len > 0 && version.as_bytes()[0].is_ascii_digit() && known_end).then_some(version)
+}
+
 /// V0's `total_num_cumulative_preemption=N`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Preemptions {
@@ -93,6 +116,9 @@ pub fn parse(message: &str) -> Option<VllmRecord<'_>> {
     }
     if message.starts_with("Initializing a") {
         return engine_config(message).map(VllmRecord::EngineConfig);
+    }
+    if message.starts_with("vLLM ") {
+        return server_version(message).map(|version| VllmRecord::ServerVersion { version });
     }
     if let Some(at) = message.find("total_num_cumulative_preemption=") {
         if !message.contains(" is preempted by ") {

@@ -19,9 +19,10 @@ use nom::{
 };
 use serde::Serialize;
 
-use super::fields::{fields, set_once as set, whole, Field};
+use super::fields::{fields, Field};
 use super::VllmRecord;
-use crate::number::{float, uint};
+use crate::lex::field::{set_once as set, whole};
+use crate::lex::number::{float, uint};
 
 /// The stats summary. Every field is what the line printed, `None` where it printed nothing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -430,6 +430,7 @@ impl VllmEngine {
             | VllmRecord::SpecDecoding(_)
             | VllmRecord::EngineConfig(_)
             | VllmRecord::Preemptions(_)
+            | VllmRecord::ServerVersion { .. }
             | VllmRecord::Lifecycle(_) => {}
         }
     }
@@ -529,6 +530,10 @@ impl VllmLog {
                 }
                 self.start_up(at, interval);
             }
+            // The start-up's first line; the config line that follows says it again.
+            VllmRecord::ServerVersion { version } => {
+                self.version = Some((VllmVersion::parse(version), VersionSource::Line));
+            }
             VllmRecord::Lifecycle(event) => self.apply_lifecycle(event, at, interval),
             VllmRecord::NumGpuBlocks(_) => {
                 // Printed (at INFO up to 0.11.0) the moment the stat loggers were built.
@@ -569,7 +574,9 @@ impl VllmLog {
             | VllmRecord::KvCacheSize(_)
             | VllmRecord::MaxConcurrency(_)
             | VllmRecord::Blocks(_) => Some(of_process()),
-            VllmRecord::EngineConfig(_) | VllmRecord::Lifecycle(_) => None,
+            VllmRecord::EngineConfig(_)
+            | VllmRecord::ServerVersion { .. }
+            | VllmRecord::Lifecycle(_) => None,
         }
     }
 

@@ -10,8 +10,9 @@
 //! `%H:%M:%S`): such a time has no date at all, and the agent reads it on the day the line
 //! arrived, in the log's zone ([`LogTime::time_only`]).
 //!
-//! The small readers below (`digits`, `byte`, `fraction`, `clock`, `build`) are what every
-//! engine's head reads its time with: one copy of the calendar checks. [`first_stamp`] finds a
+//! The small readers below (`digits`, `byte`, `fraction`, `clock`, `build`, `utc_offset`) are
+//! what every engine's head, and the agent's envelopes, read their times with: one copy of the
+//! calendar checks. [`iso_zulu`] and [`year_first`] are the whole-date shapes several engines print. [`first_stamp`] finds a
 //! time in a head no grammar knows.
 
 use serde::{Serialize, Serializer};
@@ -101,7 +102,7 @@ impl std::fmt::Display for LogTime {
 }
 
 /// Exactly `n` ASCII digits at the start of `s`.
-pub(crate) fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
+pub fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
     let head = s.get(..n)?;
     if !head.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -109,7 +110,7 @@ pub(crate) fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
     Some((head.parse().ok()?, &s[n..]))
 }
 
-pub(crate) fn byte(s: &str, b: u8) -> Option<&str> {
+pub fn byte(s: &str, b: u8) -> Option<&str> {
     if s.as_bytes().first() == Some(&b) {
         Some(&s[1..])
     } else {
@@ -118,13 +119,13 @@ pub(crate) fn byte(s: &str, b: u8) -> Option<&str> {
 }
 
 /// `.ffffff` (1 to 9 digits) as nanoseconds, or nothing.
-pub(crate) fn fraction(s: &str) -> (u32, &str) {
+pub fn fraction(s: &str) -> (u32, &str) {
     fraction_after(s, b'.')
 }
 
 /// A fraction after `separator` (`.`, or the `,` of Python's `asctime`), 1 to 9 digits, as
 /// nanoseconds; or nothing.
-fn fraction_after(s: &str, separator: u8) -> (u32, &str) {
+pub fn fraction_after(s: &str, separator: u8) -> (u32, &str) {
     let Some(rest) = byte(s, separator) else {
         return (0, s);
     };
@@ -137,14 +138,14 @@ fn fraction_after(s: &str, separator: u8) -> (u32, &str) {
 }
 
 /// `HH:MM:SS`.
-pub(crate) fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
+pub fn clock(s: &str) -> Option<((u8, u8, u8), &str)> {
     let (h, s) = digits(s, 2)?;
     let (m, s) = digits(byte(s, b':')?, 2)?;
     let (sec, s) = digits(byte(s, b':')?, 2)?;
     Some(((h as u8, m as u8, sec as u8), s))
 }
 
-pub(crate) fn build(
+pub fn build(
     year: Option<u32>,
     month: u32,
     day: u32,
@@ -172,10 +173,18 @@ pub(crate) fn build(
     })
 }
 
-/// `Z`, `+09:00`, `-0330` right after a time, as seconds east of UTC.
-pub(crate) fn utc_offset(s: &str) -> Option<(i32, &str)> {
+/// `Z`, `+09:00`, `-0330` right after a time, as seconds east of UTC; hours past 23 and
+/// minutes past 59 are no offset.
+pub fn utc_offset(s: &str) -> Option<(i32, &str)> {
+    let ((sign, hours, minutes), rest) = offset_fields(s)?;
+    (hours < 24 && minutes < 60).then(|| (sign * (hours * 3600 + minutes * 60) as i32, rest))
+}
+
+/// `Z`, `+09:00` or `-0330` as its sign (`Z` is `+`), hours and minutes, unchecked: for
+/// [`utc_offset`], and for a reader that judges the range itself.
+pub fn offset_fields(s: &str) -> Option<((i32, u32, u32), &str)> {
     if let Some(rest) = byte(s, b'Z') {
-        return Some((0, rest));
+        return Some(((1, 0, 0), rest));
     }
     let sign = match s.as_bytes().first()? {
         b'+' => 1,
@@ -185,7 +194,30 @@ pub(crate) fn utc_offset(s: &str) -> Option<(i32, &str)> {
     let (hours, rest) = digits(&s[1..], 2)?;
     let rest = byte(rest, b':').unwrap_or(rest);
     let (minutes, rest) = digits(rest, 2)?;
-    (hours < 24 && minutes < 60).then(|| (sign * (hours * 3600 + minutes * 60) as i32, rest))
+    Some(((sign, hours, minutes), rest))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.f]Z`: RFC 3339 in UTC, as Triton's `--log-format ISO8601` head and
+/// TGI's tracing print it.
+pub fn iso_zulu(s: &str) -> Option<(LogTime, &str)> {
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b'T')?)?;
+    let (nanos, s) = fraction(s);
+    let s = byte(s, b'Z')?;
+    Some((build(Some(year), month, day, hms, nanos, Some(0))?, s))
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` without a zone: the writer's local time (TensorRT-LLM's
+/// PyTorch iteration line; the stamp Docker Desktop puts in front of a saved container log).
+pub fn year_first(s: &str) -> Option<(LogTime, &str)> {
+    let (year, s) = digits(s, 4)?;
+    let (month, s) = digits(byte(s, b'-')?, 2)?;
+    let (day, s) = digits(byte(s, b'-')?, 2)?;
+    let (hms, s) = clock(byte(s, b' ')?)?;
+    let (nanos, s) = fraction(s);
+    Some((build(Some(year), month, day, hms, nanos, None)?, s))
 }
 
 /// The time of a head no grammar knows: the first stamp in `head` that reads as one of
@@ -328,5 +360,32 @@ mod tests {
         assert_eq!(read("[25:61:00] "), None);
         assert_eq!(read("112:01:17 "), None);
         assert_eq!(read("12:01:173 "), None);
+    }
+
+    #[test]
+    fn an_offset_is_seconds_east_of_utc_and_in_range() {
+        assert_eq!(utc_offset("Z x"), Some((0, " x")));
+        assert_eq!(utc_offset("+09:00"), Some((9 * 3600, "")));
+        assert_eq!(utc_offset("-0330]"), Some((-(3 * 3600 + 30 * 60), "]")));
+        assert_eq!(utc_offset("+24:00"), None);
+        assert_eq!(offset_fields("+24:00"), Some(((1, 24, 0), "")));
+        assert_eq!(utc_offset("+9:00"), None);
+    }
+
+    #[test]
+    fn whole_dates_read_with_their_zone_or_without() {
+        fn read(time: Option<(LogTime, &str)>) -> Option<(String, &str)> {
+            time.map(|(t, rest)| (t.to_string(), rest))
+        }
+        assert_eq!(
+            read(iso_zulu("2024-05-10T07:57:30.5Z I")),
+            Some(("2024-05-10 07:57:30.5 UTC".into(), " I"))
+        );
+        assert_eq!(iso_zulu("2024-05-10T07:57:30+01:00"), None);
+        assert_eq!(
+            read(year_first("2025-04-28 09:56:44 x")),
+            Some(("2025-04-28 09:56:44".into(), " x"))
+        );
+        assert_eq!(year_first("2025-04-28T09:56:44"), None);
     }
 }
