@@ -114,6 +114,17 @@ pub fn judge(word: LastWord, now: f64) -> Status {
     }
 }
 
+/// Up while a server logs, idle once it has been silent for `idle_after` seconds: for engines
+/// that log only when asked (a request, a generation) and print no line when they stop, so
+/// silence is no failure.
+pub fn up_until_silent(last_seen: Option<f64>, now: f64, idle_after: f64) -> Status {
+    if last_seen.is_some_and(|at| now - at > idle_after) {
+        Status::Idle
+    } else {
+        Status::Up
+    }
+}
+
 /// 1 for an engine that stopped logging while a line was due, else 0: what tells a silent
 /// engine with work in hand from one that shut down, crashed or is idle, which
 /// `llmtail_*_engine_up` cannot.

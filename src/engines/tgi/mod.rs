@@ -27,7 +27,7 @@ use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView
 use crate::engines::parts::caps::Refused;
 use crate::engines::parts::float;
 use crate::engines::parts::histogram::Histogram;
-use crate::engines::parts::liveness::Status;
+use crate::engines::parts::liveness::{self, Status};
 use crate::engines::parts::settings::StateSettings;
 
 /// Seconds without an event after which a router shows as idle on the landing page. A router
@@ -175,10 +175,7 @@ impl Engine for TgiLog {
 
     fn judge(&mut self, now: f64, _settings: &StateSettings) {
         if let Some(router) = &mut self.router {
-            let silent = router
-                .last_seen
-                .is_some_and(|at| now - at > IDLE_AFTER_SECONDS);
-            router.status = if silent { Status::Idle } else { Status::Up };
+            router.status = liveness::up_until_silent(router.last_seen, now, IDLE_AFTER_SECONDS);
         }
     }
 
