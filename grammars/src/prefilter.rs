@@ -221,15 +221,17 @@ mod tests {
         assert_eq!(anchors.engine(), Some("sglang"));
     }
 
+    /// An order names no piece its engine's log does not search (a stale order). A piece it
+    /// does not name (a new engine's banner) goes after the measured ones until the order is
+    /// measured again.
     #[test]
-    fn a_measured_order_lists_exactly_its_engines_known_pieces() {
+    fn a_measured_order_lists_only_its_engines_known_pieces() {
         for (engine, order) in KNOWN_ORDERS {
             let i = ENGINES.iter().position(|e| e.engine == *engine).unwrap();
-            let mut listed = order.to_vec();
-            let mut pieces = known_pieces(i);
-            listed.sort();
-            pieces.sort();
-            assert_eq!(listed, pieces, "{engine}");
+            let pieces = known_pieces(i);
+            for piece in *order {
+                assert!(pieces.contains(piece), "{engine}: {piece:?} is searched no more");
+            }
         }
     }
 
