@@ -70,6 +70,7 @@ macro_rules! with_engines {
             tgi Tgi,
             ollama Ollama,
             sglang Sglang,
+            koboldcpp Koboldcpp,
         }
     };
 }
