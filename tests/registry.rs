@@ -159,3 +159,34 @@ fn every_engine_folder_is_formatted_though_cargo_fmt_does_not_reach_it() {
         String::from_utf8_lossy(&check.stdout)
     );
 }
+
+/// An engine is one folder per stage, and no engine reaches into another's: what two engines
+/// share lives in the grammars' `lex` or the agent's `engines::parts`.
+#[test]
+fn every_engine_is_one_folder_per_stage_and_imports_no_other_engine() {
+    let names: Vec<&str> = ENGINES.iter().map(|e| e.engine).collect();
+    for engine in &names {
+        for file in [
+            format!("grammars/src/{engine}/mod.rs"),
+            format!("src/engines/{engine}/mod.rs"),
+            format!("src/engines/{engine}/series.rs"),
+        ] {
+            assert!(Path::new(&file).is_file(), "{engine}: no {file}");
+        }
+        for folder in [format!("grammars/src/{engine}"), format!("src/engines/{engine}")] {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                let code = std::fs::read_to_string(&path).unwrap();
+                for other in names.iter().filter(|other| *other != engine) {
+                    for reach in [format!("crate::{other}::"), format!("engines::{other}::")] {
+                        assert!(
+                            !code.contains(&reach),
+                            "{}: uses {reach}; move what both need to lex or engines::parts",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
