@@ -29,6 +29,7 @@ pub mod remote_write;
 pub mod run;
 pub mod samples;
 pub mod service;
+pub mod settings_shown;
 pub mod source;
 pub mod state;
 pub mod state_file_lock;

@@ -169,17 +169,18 @@ pub async fn serve_on(
         reload: reload_requests,
         quit: Arc::clone(&quit),
     });
-    let queues = crate::remote_write::queues(settings);
+    let queues = crate::remote_write::queues(&settings.remote_write);
     // The queues' own series, which scrapes, pushes and the landing page read alike.
     let sources: SharedSources = Arc::from([
         Arc::new(QueueSeries(Arc::clone(&queues))) as Arc<dyn SampleSource + Send + Sync>
     ]);
+    let labels_in_force = live.clone();
     let pusher = crate::remote_write::Pusher::start(
-        settings,
+        &settings.remote_write,
         crate::remote_write::Sources {
             state: Arc::clone(&state),
             clock: clock.clone(),
-            settings: live.clone(),
+            external_labels: Arc::new(move || labels_in_force.get().labels.clone()),
             queues,
             sources: Arc::clone(&sources),
         },
@@ -187,7 +188,7 @@ pub async fn serve_on(
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
-        settings: live,
+        settings: Arc::new(move || crate::settings_shown::settings_shown(&live.get())),
         clock,
         snapshots: Arc::default(),
         lifecycle,

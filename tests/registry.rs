@@ -173,7 +173,10 @@ fn every_engine_is_one_folder_per_stage_and_imports_no_other_engine() {
         ] {
             assert!(Path::new(&file).is_file(), "{engine}: no {file}");
         }
-        for folder in [format!("grammars/src/{engine}"), format!("src/engines/{engine}")] {
+        for folder in [
+            format!("grammars/src/{engine}"),
+            format!("src/engines/{engine}"),
+        ] {
             for entry in std::fs::read_dir(&folder).unwrap() {
                 let path = entry.unwrap().path();
                 let code = std::fs::read_to_string(&path).unwrap();

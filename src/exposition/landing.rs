@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::catalog::{agent, HistogramView, Metric};
-use crate::config::{LogSettings, Settings};
 use crate::engines::parts::liveness::Status;
 use crate::engines::{self, EngineVisitor, LandingCell, Registered};
+use crate::log_settings::LogSettings;
 use crate::printable::escape_controls;
 use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
@@ -84,7 +84,7 @@ fn age(now: f64, at: Option<f64>, none: &str) -> String {
 }
 
 /// Seconds as `45 s`, `12 min`, `3 h 5 min` or `4 d 2 h`.
-fn duration(seconds: u64) -> String {
+pub fn duration(seconds: u64) -> String {
     match seconds {
         s if s < 120 => format!("{s} s"),
         s if s < 3600 => format!("{} min", s / 60),
@@ -250,32 +250,22 @@ fn landing_cell(cell: LandingCell, now: f64) -> Cell {
     }
 }
 
-/// The settings in force, as a user would type them.
+/// What the page shows of the settings in force: the logs as given, and each setting as a user
+/// would type it (`crate::settings_shown` writes them from the configuration).
+#[derive(Debug, Clone, Default)]
+pub struct SettingsShown {
+    pub telemetry_path: String,
+    pub logs: Vec<LogSettings>,
+    /// `(setting, value)`, in the order shown; the last reload's row goes after the first two.
+    pub rows: Vec<(&'static str, String)>,
+}
+
+/// The settings in force, and the last reload.
 fn settings_table(
-    settings: &Settings,
+    shown: &SettingsShown,
     reload: Option<&(f64, Result<String, String>)>,
     now: f64,
 ) -> Table {
-    let or_none = |value: Option<String>| value.unwrap_or_else(|| "(not set)".to_string());
-    let labels: Vec<String> = settings
-        .labels
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
-    let logs: Vec<String> = settings
-        .logs
-        .iter()
-        .map(|l| {
-            let mut text = format!("{} (envelope {})", l.given, l.envelope.as_str());
-            for (n, v) in &l.labels {
-                let _ = write!(text, " {n}={v}");
-            }
-            if let Some(path_labels) = &l.path_labels {
-                let _ = write!(text, " path_labels {}", path_labels.given());
-            }
-            text
-        })
-        .collect();
     let reload = match reload {
         None => {
             "none since start-up (SIGHUP or POST /-/reload reads the config file again)".to_string()
@@ -286,57 +276,8 @@ fn settings_table(
             age(now, Some(*at), "")
         ),
     };
-    let rows: Vec<(&str, String)> = vec![
-        ("--log / [[log]]", logs.join("; ")),
-        (
-            "--config",
-            or_none(
-                settings
-                    .flags
-                    .log
-                    .config
-                    .as_ref()
-                    .map(|p| p.display().to_string()),
-            ),
-        ),
-        ("last reload", reload),
-        ("--web.listen-address", settings.listen_address.to_string()),
-        ("--web.config.file", web_config(settings)),
-        ("--web.telemetry-path", settings.telemetry_path.clone()),
-        (
-            "--web.max-connections",
-            settings.max_connections.to_string(),
-        ),
-        (
-            "--web.enable-lifecycle",
-            settings.enable_lifecycle.to_string(),
-        ),
-        ("--from", format!("{:?}", settings.from).to_lowercase()),
-        ("--model-name", or_none(settings.model_name.clone())),
-        (
-            "--label",
-            or_none((!labels.is_empty()).then(|| labels.join(", "))),
-        ),
-        (
-            "--vllm-stats-interval",
-            settings.vllm_stats_interval.to_string(),
-        ),
-        ("--max-line-bytes", settings.max_line_bytes.to_string()),
-        ("--max-series", settings.max_series.to_string()),
-        (
-            "--log-expiry",
-            duration(settings.log_expiry.as_secs()).replace(' ', ""),
-        ),
-        (
-            "--state-file",
-            or_none(
-                settings
-                    .state_file
-                    .as_ref()
-                    .map(|p| p.display().to_string()),
-            ),
-        ),
-    ];
+    let mut rows: Vec<(&str, String)> = shown.rows.clone();
+    rows.insert(rows.len().min(2), ("last reload", reload));
     Table {
         title: "Settings in force",
         headers: vec!["setting", "value"],
@@ -346,17 +287,6 @@ fn settings_table(
             .collect(),
         empty: "",
     }
-}
-
-/// The web config file, and what it turns on (never its content: no hash, no key path).
-fn web_config(settings: &Settings) -> String {
-    let handle = &settings.web_config;
-    let Some(path) = handle.path() else {
-        return "(not set): plain HTTP, no authentication".to_string();
-    };
-    let users = handle.current().users.len();
-    let tls = if handle.is_tls() { "TLS" } else { "plain HTTP" };
-    format!("{}: {tls}, basic auth for {users} users", path.display())
 }
 
 /// The remote-write receivers' counters, read from the sources' series as any output reads
@@ -536,7 +466,7 @@ fn warnings(state: &State, sources: &[LogSettings], now: f64) -> Vec<String> {
 
 impl Page {
     /// Gathers the page from the state (judged at `now`) and the settings in force.
-    pub fn gather(state: &State, settings: &Settings, now: f64) -> Page {
+    pub fn gather(state: &State, settings: &SettingsShown, now: f64) -> Page {
         let reload = state
             .config_reload
             .as_ref()

@@ -5,7 +5,7 @@
 //! [`serve`] takes the listener and the shutdown future so tests bind `127.0.0.1:0`.
 
 mod auth;
-mod landing;
+pub mod landing;
 pub mod render;
 pub mod serve;
 mod snapshot;
@@ -22,7 +22,6 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::clock::Clock;
-use crate::config::LiveSettings;
 use crate::samples::SharedSources;
 use crate::state::State;
 use render::Format;
@@ -33,9 +32,9 @@ pub use snapshot::Snapshots;
 pub struct Shared {
     pub state: Arc<Mutex<State>>,
     pub telemetry_path: Arc<str>,
-    /// The settings in force (a reload replaces them): the landing page shows each log as
-    /// given, with its zone, and the effective settings.
-    pub settings: LiveSettings,
+    /// What the landing page shows of the settings in force (a reload replaces them): each log
+    /// as given, with its zone, and the effective settings.
+    pub settings: Arc<dyn Fn() -> landing::SettingsShown + Send + Sync>,
     /// What "now" is when an engine's silence is judged.
     pub clock: Clock,
     /// The newest rendered bodies, which scrapes arriving together share.
@@ -150,7 +149,7 @@ async fn ready(Extract(shared): Extract<Shared>) -> Response {
 /// The landing page: HTML for a browser, plain text for curl and scripts.
 async fn landing_page(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Response {
     let now = shared.clock.now();
-    let settings = shared.settings.get();
+    let settings = (shared.settings)();
     let page = {
         let state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
         landing::Page::gather(&state, &settings, now).with_receivers(&shared.sources)

@@ -26,10 +26,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::clock::Clock;
-use crate::config::{LiveSettings, Settings};
 use crate::samples::{self, SharedSources};
 use crate::state::State;
 use queue::{Backoff, Batch, Fate, Outcome, Queue, RequestPacer};
+use settings::RemoteWrite;
 use staleness::Staleness;
 
 /// The most samples in one request: Prometheus' own `max_samples_per_send` is 2000 (500
@@ -44,9 +44,8 @@ pub const FINAL_FLUSH: Duration = Duration::from_secs(5);
 pub type Queues = Arc<[Arc<Queue>]>;
 
 /// The queues for the receivers `settings` name (none without remote write).
-pub fn queues(settings: &Settings) -> Queues {
+pub fn queues(settings: &RemoteWrite) -> Queues {
     settings
-        .remote_write
         .targets
         .iter()
         .map(|target| Arc::new(Queue::new(&target.url, queue::MAX_QUEUED_SAMPLES)))
@@ -64,13 +63,16 @@ impl Transport for client::Client {
     }
 }
 
+/// Reads the external labels in force.
+pub type ExternalLabels = Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>;
+
 /// What the collector reads each round.
 #[derive(Clone)]
 pub struct Sources {
     pub state: Arc<Mutex<State>>,
     pub clock: Clock,
-    /// For the external labels, which a reload may change.
-    pub settings: LiveSettings,
+    /// The external labels (`--label`s) in force: a reload may change them.
+    pub external_labels: ExternalLabels,
     pub queues: Queues,
     /// The series beside the state that a scrape shows too (the queues' own among them).
     pub sources: SharedSources,
@@ -86,14 +88,13 @@ pub struct Pusher {
 impl Pusher {
     /// Starts pushing to every receiver of `settings`, on the current runtime; `None` without
     /// any.
-    pub fn start(settings: &Settings, sources: Sources) -> Option<Pusher> {
-        if settings.remote_write.targets.is_empty() {
+    pub fn start(settings: &RemoteWrite, sources: Sources) -> Option<Pusher> {
+        if settings.targets.is_empty() {
             return None;
         }
         let (stop, stopping) = watch::channel(false);
         let (closed, closing) = watch::channel(false);
         let senders = settings
-            .remote_write
             .targets
             .iter()
             .zip(sources.queues.iter())
@@ -102,9 +103,9 @@ impl Pusher {
                 tokio::spawn(send(Arc::clone(queue), client, closing.clone()))
             })
             .collect();
-        let interval = settings.remote_write.interval;
+        let interval = settings.interval;
         let collector = tokio::spawn(collect(sources, interval, stopping, closed));
-        let urls = settings.remote_write.urls();
+        let urls = settings.urls();
         tracing::info!(?urls, ?interval, "pushing with remote write");
         Some(Pusher {
             stop,
@@ -212,7 +213,7 @@ fn round(sources: &Sources, staleness: &mut Staleness) -> Vec<Batch> {
     let timestamp_ms = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let external = sources.settings.get().labels.clone();
+    let external = (sources.external_labels)();
     let mut sink = round::RoundSink::new(&external, timestamp_ms);
     {
         // As a scrape (which only reads: the reader's side judges): a poisoned lock still
