@@ -230,7 +230,10 @@ mod tests {
             let i = ENGINES.iter().position(|e| e.engine == *engine).unwrap();
             let pieces = known_pieces(i);
             for piece in *order {
-                assert!(pieces.contains(piece), "{engine}: {piece:?} is searched no more");
+                assert!(
+                    pieces.contains(piece),
+                    "{engine}: {piece:?} is searched no more"
+                );
             }
         }
     }

@@ -7,39 +7,23 @@
 
 use super::LlamacppSlot;
 use super::{PROMPT_EVAL_BUCKETS, TIME_PER_OUTPUT_TOKEN_BUCKETS};
-use crate::catalog::{Kind, LeFormat, Metric, Reading, Row};
-
-macro_rules! llamacpp_metric {
-    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        Row {
-            metric: Metric {
-                name: $name,
-                kind: Kind::$kind,
-                help: $help,
-                labels: "",
-                source: $source,
-            },
-            read: Reading::One($read),
-            while_down: false,
-        }
-    };
-}
+use crate::catalog::{engine_metric, Kind, LeFormat, Metric, Reading, Row};
 
 /// Every llama-server series, in exposition order.
 pub static LLAMACPP: &[Row<LlamacppSlot>] = &[
-    llamacpp_metric!("llamacpp:prompt_tokens", Counter, "Number of prompt tokens processed.",
+    engine_metric!("llamacpp:prompt_tokens", Counter, "Number of prompt tokens processed.",
         "sum of `prompt eval time = T ms / N tokens`: N, prompt tokens computed (cache hits left out, as natively); 2024 JSON `n_prompt_tokens_processed`",
         |s| Some(s.prompt_tokens)),
-    llamacpp_metric!("llamacpp:prompt_seconds", Counter, "Prompt process time",
+    engine_metric!("llamacpp:prompt_seconds", Counter, "Prompt process time",
         "sum of `prompt eval time = T ms`: T / 1000; 2024 JSON `t_prompt_processing`",
         |s| Some(s.prompt_seconds)),
-    llamacpp_metric!("llamacpp:tokens_predicted", Counter, "Number of generation tokens processed.",
+    engine_metric!("llamacpp:tokens_predicted", Counter, "Number of generation tokens processed.",
         "sum of `eval time = T ms / N tokens` (`runs` in 2023, `generation eval time` in 2024): N; 2024 JSON `n_decoded`",
         |s| Some(s.tokens_predicted)),
-    llamacpp_metric!("llamacpp:tokens_predicted_seconds", Counter, "Predict process time",
+    engine_metric!("llamacpp:tokens_predicted_seconds", Counter, "Predict process time",
         "sum of `eval time = T ms`: T / 1000; 2024 JSON `t_token_generation`",
         |s| Some(s.tokens_predicted_seconds)),
-    llamacpp_metric!("llamacpp:requests_processing", Gauge, "Number of requests processing.",
+    engine_metric!("llamacpp:requests_processing", Gauge, "Number of requests processing.",
         "1 from `processing task` (2023 `slot N is processing`, 2024 `slot is processing task`) or a progress line until `stop processing` (`slot N released`, `slot released`) or `all slots are idle`, else 0; per slot",
         |s| Some(s.requests_processing())),
     Row {
@@ -56,10 +40,10 @@ pub static LLAMACPP: &[Row<LlamacppSlot>] = &[
         read: Reading::Histogram(|s| s.time_per_output_token_seconds.view(&TIME_PER_OUTPUT_TOKEN_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
-    llamacpp_metric!("llmtail_llamacpp_draft_accepted_tokens", Counter, "Speculative decoding: draft tokens the target model accepted.",
+    engine_metric!("llmtail_llamacpp_draft_accepted_tokens", Counter, "Speculative decoding: draft tokens the target model accepted.",
         "sum of `draft acceptance[ rate] = r (a accepted / g generated)`: a",
         |s| s.draft_accepted_tokens),
-    llamacpp_metric!("llmtail_llamacpp_draft_generated_tokens", Counter, "Speculative decoding: draft tokens generated (and checked).",
+    engine_metric!("llmtail_llamacpp_draft_generated_tokens", Counter, "Speculative decoding: draft tokens generated (and checked).",
         "sum of `draft acceptance[ rate] = r (a accepted / g generated)`: g",
         |s| s.draft_generated_tokens),
 ];

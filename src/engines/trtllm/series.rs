@@ -2,7 +2,7 @@
 //! of a log its own label set (`model`, `version`, `log`, `rank` and the constant labels).
 
 use super::{TrtllmRank, LATENCY_BUCKETS};
-use crate::catalog::{Kind, LeFormat, Metric, Reading, Row};
+use crate::catalog::{engine_metric, Kind, LeFormat, Metric, Reading, Row};
 use crate::engines::parts::liveness::overdue;
 
 macro_rules! trtllm_family {
@@ -16,22 +16,6 @@ macro_rules! trtllm_family {
                 source: $source,
             },
             read: Reading::LabelledStatic($label, $read),
-            while_down: false,
-        }
-    };
-}
-
-macro_rules! trtllm_metric {
-    ($name:literal, $kind:ident, $help:literal, $source:literal, $read:expr) => {
-        Row {
-            metric: Metric {
-                name: $name,
-                kind: Kind::$kind,
-                help: $help,
-                labels: "",
-                source: $source,
-            },
-            read: Reading::One($read),
             while_down: false,
         }
     };
@@ -77,7 +61,7 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         "TRT LLM disaggregated serving metrics (a running sum; Triton types it as a counter)",
         "running sum of `KV cache transfer time` and `Request count` (Triton JSON, v0.15+)",
         TrtllmRank::disaggregated_serving_metrics),
-    trtllm_metric!("llmtail_trtllm_iterations", Counter, "Executor iterations logged.",
+    engine_metric!("llmtail_trtllm_iterations", Counter, "Executor iterations logged.",
         "every iteration line (formats A, B, C)", |r| Some(r.iterations)),
     Row {
         metric: Metric { name: "llmtail_trtllm_iteration_seconds", kind: Kind::Histogram,
@@ -93,34 +77,34 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
         read: Reading::Histogram(|r| r.device_step_seconds.view(&LATENCY_BUCKETS, LeFormat::Shortest)),
         while_down: false,
     },
-    trtllm_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",
+    engine_metric!("llmtail_trtllm_completed_requests", Counter, "Requests completed.",
         "sum of IterationStats `numCompletedRequests`", |r| r.completed_requests),
-    trtllm_metric!("llmtail_trtllm_queued_requests", Gauge, "Requests queued, not yet active.",
+    engine_metric!("llmtail_trtllm_queued_requests", Gauge, "Requests queued, not yet active.",
         "IterationStats `numQueuedRequests`", TrtllmRank::queued_requests),
-    trtllm_metric!("llmtail_trtllm_context_tokens", Counter, "Context (prefill) tokens scheduled, summed over iterations.",
+    engine_metric!("llmtail_trtllm_context_tokens", Counter, "Context (prefill) tokens scheduled, summed over iterations.",
         "sum of `Total Context Tokens`, `numCtxTokens`, iter log `states.num_ctx_tokens`", |r| r.context_tokens),
-    trtllm_metric!("llmtail_trtllm_kv_cache_reused_blocks", Counter, "KV cache blocks reused (prefix hits).",
+    engine_metric!("llmtail_trtllm_kv_cache_reused_blocks", Counter, "KV cache blocks reused (prefix hits).",
         "`Reused KV cache blocks`, `kvCacheStats.reusedBlocks` (running totals, followed across restarts)",
         |r| r.kv_reused_blocks.map(|c| c.value())),
-    trtllm_metric!("llmtail_trtllm_kv_cache_missed_blocks", Counter, "KV cache blocks missed.",
+    engine_metric!("llmtail_trtllm_kv_cache_missed_blocks", Counter, "KV cache blocks missed.",
         "`kvCacheStats.missedBlocks` (a running total)", |r| r.kv_missed_blocks.map(|c| c.value())),
-    trtllm_metric!("llmtail_trtllm_kv_cache_hit_rate", Gauge, "KV cache block hit rate, reused / (reused + missed).",
+    engine_metric!("llmtail_trtllm_kv_cache_hit_rate", Gauge, "KV cache block hit rate, reused / (reused + missed).",
         "`kvCacheStats.cacheHitRate`", TrtllmRank::kv_cache_hit_rate),
-    trtllm_metric!("llmtail_trtllm_kv_cache_capacity_tokens", Gauge, "KV cache capacity in tokens.",
+    engine_metric!("llmtail_trtllm_kv_cache_capacity_tokens", Gauge, "KV cache capacity in tokens.",
         "startup `Using N tokens in paged KV cache`, `[MemUsageChange] ... (N)`, else primary blocks x tokens per block; the last line wins",
         TrtllmRank::kv_cache_capacity_tokens),
-    trtllm_metric!("llmtail_trtllm_spec_decode_draft_tokens", Counter, "Draft tokens proposed.",
+    engine_metric!("llmtail_trtllm_spec_decode_draft_tokens", Counter, "Draft tokens proposed.",
         "sum of `specDecodingStats.numDraftTokens`", |r| r.spec_draft_tokens),
-    trtllm_metric!("llmtail_trtllm_spec_decode_accepted_tokens", Counter, "Draft tokens accepted.",
+    engine_metric!("llmtail_trtllm_spec_decode_accepted_tokens", Counter, "Draft tokens accepted.",
         "sum of `specDecodingStats.numAcceptedTokens`", |r| r.spec_accepted_tokens),
-    trtllm_metric!("llmtail_trtllm_spec_decode_acceptance_length", Gauge, "Mean tokens per step with speculative decoding.",
+    engine_metric!("llmtail_trtllm_spec_decode_acceptance_length", Gauge, "Mean tokens per step with speculative decoding.",
         "`specDecodingStats.acceptanceLength`", TrtllmRank::spec_acceptance_length),
-    trtllm_metric!("llmtail_trtllm_new_active_requests", Counter, "Requests that became active (left the queue for the batch).",
+    engine_metric!("llmtail_trtllm_new_active_requests", Counter, "Requests that became active (left the queue for the batch).",
         "sum of IterationStats `numNewActiveRequests`", |r| r.new_active_requests),
-    trtllm_metric!("llmtail_trtllm_new_request_queue_latency_seconds", Gauge, "Mean time in the queue of the requests the last iteration that activated any activated.",
+    engine_metric!("llmtail_trtllm_new_request_queue_latency_seconds", Gauge, "Mean time in the queue of the requests the last iteration that activated any activated.",
         "IterationStats `newActiveRequestsQueueLatencyMS` (a sum over those requests) / `numNewActiveRequests`, in seconds",
         |r| r.new_request_queue_latency_seconds),
-    trtllm_metric!("llmtail_trtllm_avg_decoded_tokens_per_iteration", Gauge, "Mean tokens decoded per request in the last iteration (above 1 with speculative decoding).",
+    engine_metric!("llmtail_trtllm_avg_decoded_tokens_per_iteration", Gauge, "Mean tokens decoded per request in the last iteration (above 1 with speculative decoding).",
         "IterationStats `inflightBatchingStats.avgNumDecodedTokensPerIter`", TrtllmRank::avg_decoded_tokens_per_iteration),
     trtllm_family!("llmtail_trtllm_max_batch_size", Gauge, "kind", "`kind`: `static`, `runtime`, `tuner_recommended`",
         "Maximum batch size: configured, in force, and the dynamic batch tuner's recommendation (0 while the tuner is off).",
@@ -128,9 +112,9 @@ pub static TRTLLM: &[Row<TrtllmRank>] = &[
     trtllm_family!("llmtail_trtllm_max_num_tokens", Gauge, "kind", "`kind`: `static`, `runtime`, `tuner_recommended`",
         "Maximum tokens per iteration: configured, in force, and the dynamic batch tuner's recommendation (0 while the tuner is off).",
         "IterationStats `maxNumTokensStatic`, `maxNumTokensRuntime`, `maxNumTokensTunerRecommended`", TrtllmRank::max_num_tokens),
-    trtllm_metric!("llmtail_trtllm_kv_cache_alloc_total_blocks", Counter, "KV cache blocks handed out (new or reused).",
+    engine_metric!("llmtail_trtllm_kv_cache_alloc_total_blocks", Counter, "KV cache blocks handed out (new or reused).",
         "`kvCacheStats.allocTotalBlocks` (a running total, followed across restarts)", |r| r.kv_alloc_total_blocks.map(|c| c.value())),
-    trtllm_metric!("llmtail_trtllm_kv_cache_alloc_new_blocks", Counter, "KV cache blocks handed out empty (not a reused prefix).",
+    engine_metric!("llmtail_trtllm_kv_cache_alloc_new_blocks", Counter, "KV cache blocks handed out empty (not a reused prefix).",
         "`kvCacheStats.allocNewBlocks` (a running total, followed across restarts)", |r| r.kv_alloc_new_blocks.map(|c| c.value())),
     Row {
         metric: Metric { name: "llmtail_trtllm_engine_up", kind: Kind::Gauge,
