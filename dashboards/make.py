@@ -5,7 +5,7 @@ The JSON files are what users import; this script is how they are kept consisten
 datasource variable, the same filter on every query, one layout). Edit here, run it, commit
 both. `cargo test --test integration dashboards` runs every query of every dashboard through a
 real Prometheus scraping llmtail, and fails on one that errors or returns nothing.
-Metric and label names are those of src/catalog.rs (the README's metric table).
+Metric and label names are those of the engines' series tables (the README's metric table).
 """
 
 import json

@@ -3,7 +3,7 @@
 //!
 //! An entry's engine settings sit in a table keyed by engine (`[log.vllm]`): each engine's keys
 //! are checked by its own table, and an engine with settings adds a table, not keys on the
-//! entry. What the tables say reaches the state as `state::engine::EngineSetup`.
+//! entry. What the tables say reaches the state as `engines::EngineSetup`.
 
 use std::path::{Path, PathBuf};
 
