@@ -105,6 +105,19 @@ macro_rules! grammar_registry {
                 }
             }
 
+            /// The place of its engine in [`ENGINES`]: what a log's first stage notes of
+            /// every record ([`LogAnchors`]), without comparing names.
+            pub(crate) fn engine_index(&self) -> usize {
+                let mut index = 0;
+                $(
+                    if matches!(self, Record::$Variant(_)) {
+                        return index;
+                    }
+                    index += 1;
+                )*
+                unreachable!("{index} engines, and a record is one of theirs")
+            }
+
             /// The engine whose record it is: its [`EngineGrammar::engine`].
             pub fn engine(&self) -> &'static str {
                 match self {

@@ -178,16 +178,9 @@ impl LogAnchors {
     }
 }
 
-/// Bit `i` for a record of [`ENGINES`]`[i]`, found by its grammar name (`vllm_stats` is vLLM's:
-/// every grammar name starts with its engine's, a test in `lib.rs` checks).
+/// Bit `i` for a record of [`ENGINES`]`[i]`.
 fn engine_bit(record: &Record<'_>) -> u32 {
-    let grammar = record.grammar();
-    ENGINES
-        .iter()
-        .position(|e| {
-            grammar.starts_with(e.engine) && grammar.as_bytes().get(e.engine.len()) == Some(&b'_')
-        })
-        .map_or(0, |i| 1 << i)
+    1 << record.engine_index()
 }
 
 #[cfg(test)]
@@ -243,6 +236,20 @@ mod tests {
         assert_eq!(anchors.engine(), None);
         read(&mut anchors, SGLANG_START);
         assert_eq!(anchors.engine(), Some("sglang"));
+    }
+
+    #[test]
+    fn a_records_engine_bit_is_its_engines_place_in_the_registry() {
+        for line in [VLLM_STATS, VLLM_FATAL, SGLANG_START] {
+            crate::records::each_record(line, |outcome| {
+                let Outcome::Parsed(parsed) = outcome else {
+                    panic!("{line:?} is a record");
+                };
+                let engine = parsed.record.engine();
+                let place = ENGINES.iter().position(|e| e.engine == engine).unwrap();
+                assert_eq!(engine_bit(&parsed.record), 1 << place, "{engine}");
+            });
+        }
     }
 
     #[test]
