@@ -203,7 +203,7 @@ fn in_measured_order(pieces: impl Iterator<Item = &'static str>) -> Vec<&'static
             unique.push(piece);
         }
     }
-    unique.sort_by_key(|piece| {
+    unique.sort_by_cached_key(|piece| {
         FIRST_STAGE_ORDER
             .iter()
             .position(|listed| listed == piece)

@@ -22,18 +22,21 @@
 //! engine's anchors, so a line this log's searcher flags is read exactly as [`crate::read`]
 //! would read it.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::packed;
 
 use crate::{Outcome, Record, ENGINES};
 
-/// The first stage of a log known to hold [`ENGINES`]`[i]`'s records, for each `i`.
-static KNOWN: LazyLock<Vec<packed::Searcher>> = LazyLock::new(|| {
-    (0..ENGINES.len())
-        .map(|i| crate::slim_searcher(&known_pieces(i)))
-        .collect()
-});
+/// The first stage of a log known to hold [`ENGINES`]`[i]`'s records, for each `i`: each built
+/// when a log of that engine is first known, as most agents follow one engine's logs.
+static KNOWN: LazyLock<Vec<OnceLock<packed::Searcher>>> =
+    LazyLock::new(|| ENGINES.iter().map(|_| OnceLock::new()).collect());
+
+/// [`KNOWN`]`[i]`, built on first use.
+fn known_stage_of(i: usize) -> &'static packed::Searcher {
+    KNOWN[i].get_or_init(|| crate::slim_searcher(&known_pieces(i)))
+}
 
 /// [`ENGINES`]`[i]`'s pieces and every other engine's banner, in the order measured for a log
 /// of that engine ([`KNOWN_ORDERS`]), else in [`crate::PREFILTER`]'s.
@@ -49,7 +52,7 @@ fn known_pieces(i: usize) -> Vec<&'static str> {
     let mut pieces = crate::in_measured_order(own.chain(banners));
     if let Some((_, order)) = KNOWN_ORDERS.iter().find(|(e, _)| *e == ENGINES[i].engine) {
         // Stable: a piece the order does not list keeps its place, after them.
-        pieces.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(usize::MAX));
+        pieces.sort_by_cached_key(|p| order.iter().position(|o| o == p).unwrap_or(usize::MAX));
     }
     pieces
 }
@@ -124,10 +127,14 @@ impl LogAnchors {
         LogAnchors::default()
     }
 
+    // Cold: a log's engine changes once or twice in its life, and this code kept in the line
+    // loop cost every line of it.
+    #[cold]
+    #[inline(never)]
     fn knowing(engine: Option<usize>) -> LogAnchors {
         let first_stage = match engine {
             None => &crate::FIRST_STAGE,
-            Some(i) => &KNOWN[i],
+            Some(i) => known_stage_of(i),
         };
         LogAnchors {
             engine,
