@@ -103,8 +103,8 @@ pub struct LogAnchors {
     /// The index in [`ENGINES`] of the engine whose records the log holds; `None` while unknown.
     engine: Option<usize>,
     /// The searcher of that state, kept at hand: the splitter asks for it at every line it
-    /// flags, and reaching it through the state's match and [`KNOWN`]'s lazy cell each time
-    /// kept the search out of the splitter's loop (3M instructions of a one-shot run).
+    /// flags, and reaching it through the state's match and [`KNOWN`]'s lazy list each time
+    /// is work in the line loop.
     first_stage: &'static packed::Searcher,
 }
 
