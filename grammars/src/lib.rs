@@ -106,6 +106,19 @@ macro_rules! grammar_registry {
                 }
             }
 
+            /// The place of its engine in [`ENGINES`]: what a log's first stage notes of
+            /// every record ([`LogAnchors`]), without comparing names.
+            pub(crate) fn engine_index(&self) -> usize {
+                let mut index = 0;
+                $(
+                    if matches!(self, Record::$Variant(_)) {
+                        return index;
+                    }
+                    index += 1;
+                )*
+                unreachable!("{index} engines, and a record is one of theirs")
+            }
+
             /// The engine whose record it is: its [`EngineGrammar::engine`].
             pub fn engine(&self) -> &'static str {
                 match self {
@@ -191,7 +204,7 @@ fn in_measured_order(pieces: impl Iterator<Item = &'static str>) -> Vec<&'static
             unique.push(piece);
         }
     }
-    unique.sort_by_key(|piece| {
+    unique.sort_by_cached_key(|piece| {
         FIRST_STAGE_ORDER
             .iter()
             .position(|listed| listed == piece)
@@ -266,12 +279,91 @@ static EVERY_STAGE: LazyLock<packed::Searcher> = LazyLock::new(|| slim_searcher(
 
 /// Each engine's anchors, searched the same way, in [`ENGINES`] order: the second stage,
 /// which says whose grammar to ask.
-static ENGINE_ANCHORS: LazyLock<Vec<packed::Searcher>> = LazyLock::new(|| {
-    ENGINES
+static ENGINE_ANCHORS: LazyLock<Vec<EngineAnchors>> =
+    LazyLock::new(|| ENGINES.iter().map(|e| EngineAnchors::new(e)).collect());
+
+/// One engine's anchors as one searcher. An anchor that holds one of the engine's
+/// [`EngineGrammar::known_stage`] pieces is searched for by that piece and then confirmed whole:
+/// such a piece stands for an anchor whose start is common text. vLLM's `EngineCore encountered
+/// a fatal error` begins as every V1 stats line's `Engine 000: ` does, and the SIMD search
+/// stopped there to verify it in every stats line (10M instructions of a one-shot run).
+struct EngineAnchors {
+    searcher: packed::Searcher,
+    /// For each of the searcher's strings, by its id: `None` for an anchor itself, else the
+    /// anchors it is a piece of, each with where the piece starts in it.
+    whole: Vec<Option<Vec<(&'static str, usize)>>>,
+}
+
+impl EngineAnchors {
+    fn new(engine: &EngineGrammar) -> EngineAnchors {
+        let anchors = (engine.anchors)();
+        let mut strings: Vec<&'static str> = Vec::new();
+        let mut whole: Vec<Option<Vec<(&'static str, usize)>>> = Vec::new();
+        for &anchor in &anchors {
+            let (string, piece_of) = match known_piece_of(engine, anchor, &anchors) {
+                Some((piece, at)) => (piece, Some((anchor, at))),
+                None => (anchor, None),
+            };
+            let id = strings
+                .iter()
+                .position(|s| *s == string)
+                .unwrap_or_else(|| {
+                    strings.push(string);
+                    whole.push(Some(Vec::new()));
+                    strings.len() - 1
+                });
+            match (piece_of, &mut whole[id]) {
+                (Some(piece_of), Some(list)) => list.push(piece_of),
+                (_, entry) => *entry = None,
+            }
+        }
+        EngineAnchors {
+            searcher: slim_searcher(&strings),
+            whole,
+        }
+    }
+
+    /// True when `line` holds one of the anchors.
+    #[inline]
+    fn found_in(&self, line: &[u8]) -> bool {
+        let mut from = 0;
+        while let Some(m) = self
+            .searcher
+            .find_in(line, aho_corasick::Span::from(from..line.len()))
+        {
+            let Some(wholes) = &self.whole[m.pattern().as_usize()] else {
+                return true;
+            };
+            let holds = |&(anchor, at): &(&str, usize)| {
+                m.start() >= at && line[m.start() - at..].starts_with(anchor.as_bytes())
+            };
+            if wholes.iter().any(holds) {
+                return true;
+            }
+            from = m.start() + 1;
+        }
+        false
+    }
+}
+
+/// The known-stage piece `anchor` holds past its start, and where, if searching for it instead
+/// finds the same lines: no other of `anchors` starts where the piece could (a leftmost-first
+/// search reports one string per place, and a string that is a prefix of another would hide it).
+fn known_piece_of(
+    engine: &EngineGrammar,
+    anchor: &str,
+    anchors: &[&str],
+) -> Option<(&'static str, usize)> {
+    let (piece, at) = engine
+        .known_stage
         .iter()
-        .map(|e| slim_searcher(&(e.anchors)()))
-        .collect()
-});
+        .find_map(|&piece| anchor.find(piece).map(|at| (piece, at)))?;
+    let clash = anchors
+        .iter()
+        .chain(engine.known_stage.iter().filter(|&&other| other != piece))
+        .any(|other| other.starts_with(piece) || piece.starts_with(other));
+    (at > 0 && !clash).then_some((piece, at))
+}
 
 fn slim_searcher(strings: &[&str]) -> packed::Searcher {
     packed::Config::new()
@@ -346,7 +438,7 @@ fn read_anchored_message(line: &str) -> (Outcome<'_>, usize) {
     let mut rejected = None;
     let mut anchored = 0u32;
     for (i, (engine, anchors)) in ENGINES.iter().zip(ENGINE_ANCHORS.iter()).enumerate() {
-        if anchors.find(line).is_none() {
+        if !anchors.found_in(line.as_bytes()) {
             continue;
         }
         anchored |= 1 << i;
@@ -417,10 +509,7 @@ pub fn first_anchor(bytes: &[u8]) -> Option<usize> {
 /// Takes bytes, so the agent can ask before it decodes a line at all: the anchors are ASCII,
 /// and an ASCII run reads the same in the raw bytes as in their lossy UTF-8 decoding.
 pub fn has_anchor(line: &[u8]) -> bool {
-    EVERY_STAGE.find(line).is_some()
-        && ENGINE_ANCHORS
-            .iter()
-            .any(|anchors| anchors.find(line).is_some())
+    EVERY_STAGE.find(line).is_some() && ENGINE_ANCHORS.iter().any(|anchors| anchors.found_in(line))
 }
 
 #[cfg(test)]
@@ -449,6 +538,48 @@ mod tests {
                 "{piece:?} is no engine's first-stage piece"
             );
         }
+    }
+
+    #[test]
+    fn an_engines_anchors_are_found_exactly_where_one_is_whole() {
+        let (i, engine) = ENGINES
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.engine == "vllm")
+            .unwrap();
+        let anchors = &ENGINE_ANCHORS[i];
+        for anchor in (engine.anchors)() {
+            let line = format!("INFO 11-10 12:30:57 [x.py:1] ...{anchor}...");
+            assert!(anchors.found_in(line.as_bytes()), "{anchor:?}");
+        }
+        for piece in engine.known_stage {
+            let line = format!("INFO 11-10 12:30:57 [x.py:1] not an anchor: {piece} here");
+            assert!(!anchors.found_in(line.as_bytes()), "{piece:?}");
+        }
+        let stats =
+            "INFO 11-22 13:25:01 [loggers.py:118] Engine 000: Avg prompt throughput: 1.0 tokens/s";
+        assert!(anchors.found_in(stats.as_bytes()));
+        assert!(!anchors.found_in(b"Engine 000: EngineCore encountered a fatal"));
+        assert!(anchors.found_in(b"Engine EngineCore encountered a fatal error."));
+    }
+
+    #[test]
+    fn an_anchor_searched_by_a_piece_is_the_vllm_fatal_error_and_versions() {
+        let vllm = ENGINES.iter().find(|e| e.engine == "vllm").unwrap();
+        let anchors = (vllm.anchors)();
+        let by_piece: Vec<&str> = anchors
+            .iter()
+            .copied()
+            .filter(|a| known_piece_of(vllm, a, &anchors).is_some())
+            .collect();
+        assert_eq!(
+            by_piece,
+            [
+                "vLLM API server version ",
+                "vLLM server version ",
+                "EngineCore encountered a fatal error"
+            ]
+        );
     }
 
     #[test]

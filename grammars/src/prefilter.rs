@@ -22,18 +22,21 @@
 //! engine's anchors, so a line this log's searcher flags is read exactly as [`crate::read`]
 //! would read it.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::packed;
 
 use crate::{Outcome, Record, ENGINES};
 
-/// The first stage of a log known to hold [`ENGINES`]`[i]`'s records, for each `i`.
-static KNOWN: LazyLock<Vec<packed::Searcher>> = LazyLock::new(|| {
-    (0..ENGINES.len())
-        .map(|i| crate::slim_searcher(&known_pieces(i)))
-        .collect()
-});
+/// The first stage of a log known to hold [`ENGINES`]`[i]`'s records, for each `i`: each built
+/// when a log of that engine is first known, as most agents follow one engine's logs.
+static KNOWN: LazyLock<Vec<OnceLock<packed::Searcher>>> =
+    LazyLock::new(|| ENGINES.iter().map(|_| OnceLock::new()).collect());
+
+/// [`KNOWN`]`[i]`, built on first use.
+fn known_stage_of(i: usize) -> &'static packed::Searcher {
+    KNOWN[i].get_or_init(|| crate::slim_searcher(&known_pieces(i)))
+}
 
 /// [`ENGINES`]`[i]`'s pieces and every other engine's banner, in the order measured for a log
 /// of that engine ([`KNOWN_ORDERS`]), else in [`crate::PREFILTER`]'s.
@@ -49,7 +52,7 @@ fn known_pieces(i: usize) -> Vec<&'static str> {
     let mut pieces = crate::in_measured_order(own.chain(banners));
     if let Some((_, order)) = KNOWN_ORDERS.iter().find(|(e, _)| *e == ENGINES[i].engine) {
         // Stable: a piece the order does not list keeps its place, after them.
-        pieces.sort_by_key(|p| order.iter().position(|o| o == p).unwrap_or(usize::MAX));
+        pieces.sort_by_cached_key(|p| order.iter().position(|o| o == p).unwrap_or(usize::MAX));
     }
     pieces
 }
@@ -95,15 +98,48 @@ const KNOWN_ORDERS: &[(&str, &[&str])] = &[(
 
 /// One log's first stage: which engine's records the log is known to hold, if any. The agent
 /// keeps one per log; a new one knows nothing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct LogAnchors {
     /// The index in [`ENGINES`] of the engine whose records the log holds; `None` while unknown.
     engine: Option<usize>,
+    /// The searcher of that state, kept at hand: the splitter asks for it at every line it
+    /// flags, and reaching it through the state's match and [`KNOWN`]'s lazy list each time
+    /// is work in the line loop.
+    first_stage: &'static packed::Searcher,
 }
+
+impl Default for LogAnchors {
+    fn default() -> LogAnchors {
+        LogAnchors::knowing(None)
+    }
+}
+
+impl PartialEq for LogAnchors {
+    fn eq(&self, other: &LogAnchors) -> bool {
+        self.engine == other.engine
+    }
+}
+
+impl Eq for LogAnchors {}
 
 impl LogAnchors {
     pub fn new() -> LogAnchors {
         LogAnchors::default()
+    }
+
+    // Cold: a log's engine changes once or twice in its life, and this code kept in the line
+    // loop cost every line of it.
+    #[cold]
+    #[inline(never)]
+    fn knowing(engine: Option<usize>) -> LogAnchors {
+        let first_stage = match engine {
+            None => &crate::FIRST_STAGE,
+            Some(i) => known_stage_of(i),
+        };
+        LogAnchors {
+            engine,
+            first_stage,
+        }
     }
 
     /// The engine the log is known to hold records of (`vllm`), if any.
@@ -111,26 +147,18 @@ impl LogAnchors {
         self.engine.map(|i| ENGINES[i].engine)
     }
 
-    #[inline]
-    fn first_stage(&self) -> &'static packed::Searcher {
-        match self.engine {
-            None => &crate::FIRST_STAGE,
-            Some(i) => &KNOWN[i],
-        }
-    }
-
     /// Where this log's first stage first matches in `bytes` (one line or several): what
     /// [`crate::first_anchor`] is for every log, for this one.
     #[inline]
     pub fn first_anchor(&self, bytes: &[u8]) -> Option<usize> {
-        self.first_stage().find(bytes).map(|m| m.start())
+        self.first_stage.find(bytes).map(|m| m.start())
     }
 
     /// Every record of `line`, as [`crate::each_record`] reads them, found with this log's first
     /// stage; then what the parsed ones say of the log's engine is noted.
     pub fn each_record<'a>(&mut self, line: &'a str, mut each: impl FnMut(&Outcome<'a>)) {
         let mut engines = 0u32;
-        crate::records::each_record_after(self.first_stage(), line, |outcome| {
+        crate::records::each_record_after(self.first_stage, line, |outcome| {
             if let Outcome::Parsed(parsed) = outcome {
                 engines |= engine_bit(&parsed.record);
             }
@@ -146,24 +174,20 @@ impl LogAnchors {
         if engines == 0 {
             return;
         }
-        self.engine = match self.engine {
+        let engine = match self.engine {
             None if engines.is_power_of_two() => Some(engines.trailing_zeros() as usize),
             Some(known) if engines == 1 << known => Some(known),
             _ => None,
         };
+        if engine != self.engine {
+            *self = LogAnchors::knowing(engine);
+        }
     }
 }
 
-/// Bit `i` for a record of [`ENGINES`]`[i]`, found by its grammar name (`vllm_stats` is vLLM's:
-/// every grammar name starts with its engine's, a test in `lib.rs` checks).
+/// Bit `i` for a record of [`ENGINES`]`[i]`.
 fn engine_bit(record: &Record<'_>) -> u32 {
-    let grammar = record.grammar();
-    ENGINES
-        .iter()
-        .position(|e| {
-            grammar.starts_with(e.engine) && grammar.as_bytes().get(e.engine.len()) == Some(&b'_')
-        })
-        .map_or(0, |i| 1 << i)
+    1 << record.engine_index()
 }
 
 #[cfg(test)]
@@ -219,6 +243,20 @@ mod tests {
         assert_eq!(anchors.engine(), None);
         read(&mut anchors, SGLANG_START);
         assert_eq!(anchors.engine(), Some("sglang"));
+    }
+
+    #[test]
+    fn a_records_engine_bit_is_its_engines_place_in_the_registry() {
+        for line in [VLLM_STATS, VLLM_FATAL, SGLANG_START] {
+            crate::records::each_record(line, |outcome| {
+                let Outcome::Parsed(parsed) = outcome else {
+                    panic!("{line:?} is a record");
+                };
+                let engine = parsed.record.engine();
+                let place = ENGINES.iter().position(|e| e.engine == engine).unwrap();
+                assert_eq!(engine_bit(&parsed.record), 1 << place, "{engine}");
+            });
+        }
     }
 
     /// An order names no piece its engine's log does not search (a stale order). A piece it
