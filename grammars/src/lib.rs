@@ -57,8 +57,9 @@ pub struct Parsed<'a> {
 /// adding an engine is its folders and one line here. Each engine's module has a
 /// `GRAMMAR: EngineGrammar` and an `EngineRecord<'a>`, the type its variant holds.
 ///
-/// The modules are declared by this list, where `cargo fmt` does not look:
-/// `.ci/run` formats them with `rustfmt` (see CONTRIBUTING.md).
+/// The modules are declared by this list, where `cargo fmt` does not look: format them with
+/// `cargo fmt --all -- grammars/src/<engine>/mod.rs src/engines/<engine>/mod.rs` (a test in
+/// `tests/registry.rs` checks them).
 #[macro_export]
 macro_rules! with_engines {
     ($then:ident) => {
