@@ -290,19 +290,6 @@ impl EngineStates {
     }
 }
 
-/// Every engine's `NAME`, in [`for_each_engine`] order.
-pub fn names() -> Vec<&'static str> {
-    struct Names(Vec<&'static str>);
-    impl EngineVisitor for Names {
-        fn visit<E: Registered>(&mut self) {
-            self.0.push(E::NAME);
-        }
-    }
-    let mut names = Names(Vec::new());
-    for_each_engine(&mut names);
-    names.0
-}
-
 /// How users name every engine, in [`for_each_engine`] order: "vLLM, TensorRT-LLM, ...".
 pub fn display_names() -> String {
     struct Names(Vec<&'static str>);
