@@ -8,7 +8,7 @@ TSDB with promtool, starts a Prometheus on 127.0.0.1 over it and asks rate() and
 over several windows at every second of an hour. It prints, per window, the lowest, mean and
 highest answer against the truth. Needs Debian's prometheus package (prometheus, promtool).
 
-    python3 docs/measure-rate.py [SCRAPE_INTERVAL_SECONDS, default 15]
+    python3 docs/measure-rate.py [SCRAPE_INTERVAL_SECONDS [LINE_INTERVAL_SECONDS]]   # 15, 10
 """
 import json
 import os
@@ -21,7 +21,8 @@ import urllib.parse
 import urllib.request
 
 RATE = 100.0  # tokens per second
-LINE_EVERY = 10  # vLLM's stats interval, s
+# vLLM's stats interval and its logging loop's lateness, s: 10.05 is a loop 50 ms late a tick.
+LINE_EVERY = float(sys.argv[2]) if len(sys.argv) > 2 else 10
 PHASE = 3  # when the lines come, against the scrapes, s
 SCRAPE_EVERY = int(sys.argv[1]) if len(sys.argv) > 1 else 15  # Prometheus' scrape interval, s
 START = 1_790_000_000  # a fixed time, so two runs agree
@@ -31,7 +32,7 @@ WINDOWS = ["30s", "1m", "2m", "5m", "10m"]
 
 def counter_at(t):
     """The counter at time t: every line adds its interval's tokens."""
-    lines = (t - START - PHASE) // LINE_EVERY + 1 if t - START >= PHASE else 0
+    lines = int((t - START - PHASE) // LINE_EVERY) + 1 if t - START >= PHASE else 0
     return lines * LINE_EVERY * RATE
 
 
@@ -83,7 +84,7 @@ def main():
                 time.sleep(0.1)
         # An hour in the middle, evaluated at every second (every phase against the scrapes).
         start, end = START + 3600, START + 7200
-        print(f"counter: +{LINE_EVERY * RATE:.0f} every {LINE_EVERY} s ({RATE:.0f} tokens/s), "
+        print(f"counter: +{LINE_EVERY * RATE:g} every {LINE_EVERY:g} s ({RATE:.0f} tokens/s), "
               f"scraped every {SCRAPE_EVERY} s; prometheus {version()}")
         print("| query | truth | lowest | mean | highest | worst error |")
         print("|---|---|---|---|---|---|")
