@@ -65,8 +65,9 @@ pub fn markdown_table() -> String {
             "| `{}` | {} | {} | {} |\n",
             m.sample_name(),
             m.kind.as_str(),
-            m.labels,
-            m.source
+            m.labels.replace('|', "\\|"),
+            // A `|` would end the cell, even inside backticks.
+            m.source.replace('|', "\\|")
         ));
     }
     out
