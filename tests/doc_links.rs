@@ -128,3 +128,53 @@ fn links_in_code_are_not_links_and_headings_give_githubs_anchors() {
     );
     assert_eq!(anchors("## Last week's incident"), ["last-weeks-incident"]);
 }
+
+/// The cells of a table row: split at every `|` not escaped, inline code or not, as GitHub
+/// splits them.
+fn cells(row: &str) -> usize {
+    let row = row.trim();
+    let bars = row
+        .match_indices('|')
+        .filter(|(at, _)| !row[..*at].ends_with('\\'));
+    bars.count().saturating_sub(1)
+}
+
+/// A `|` in a cell, even inside backticks, ends the cell on GitHub unless escaped: a row with
+/// more cells than its header shifts everything after it.
+#[test]
+fn every_table_row_has_as_many_cells_as_its_header() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let (mut header, mut fenced) = (None, false);
+        for (number, line) in text.lines().enumerate() {
+            fenced ^= line.trim_start().starts_with("```");
+            if fenced || !line.starts_with('|') {
+                header = None;
+                continue;
+            }
+            let n = cells(line);
+            match header {
+                None => header = Some(n),
+                Some(h) if h != n => broken.push(format!(
+                    "{}:{}: {n} cells under a header of {h}",
+                    page.display(),
+                    number + 1
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "escape | in cells as \\|:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn a_bar_in_backticks_still_ends_a_cell_unless_escaped() {
+    assert_eq!(cells("| a | b |"), 2);
+    assert_eq!(cells("| `x|y` | b |"), 3);
+    assert_eq!(cells("| `x\\|y` | b |"), 2);
+}
