@@ -5,6 +5,7 @@ mod backfill;
 mod cardinality;
 mod clocks;
 mod dashboards;
+mod doc_links;
 mod end_to_end;
 mod http;
 mod identity;

@@ -1,5 +1,5 @@
 //! The command line. Flag names are a contract (users' unit files and scripts type them),
-//! so they are spelled exactly as the issues and the README say.
+//! so they are spelled exactly as the docs say.
 
 use std::path::PathBuf;
 
@@ -50,7 +50,8 @@ configuration stays. The listen address, telemetry path, connection limit, state
 
 Logging: on stderr; LLMTAIL_LOG=debug (or warn, or llmtail=debug,...) sets how much.
 
-Config file keys (--config): the README's \"Config file\" section; flags win over the file.";
+Config file keys (--config): docs/REFERENCE.md lists them all, docs/GUIDE.md (\"Config file\")
+shows them in use; flags win over the file.";
 
 /// What `llmtail --help` opens with: the engines are the registry's.
 fn long_about() -> String {
