@@ -56,12 +56,23 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
         let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
         let now = state.latest_line_at().unwrap_or_else(|| clock.now());
         state.judge(now);
+        say_what_was_not_recognised(&state);
     }
     let text = render::render(&state, &[], render::Format::Text004);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
     Ok(())
+}
+
+/// Warns of every log read whole with not one line recognised. Serving waits for
+/// [`crate::state::UNRECOGNISED_AFTER_LINES`] lines, since an engine may not have printed its
+/// first stats line yet; a one-shot read has the whole log, and no line will come after, so any
+/// line read is enough to judge it by.
+fn say_what_was_not_recognised(state: &crate::state::State) {
+    for log in state.iter_logs().filter(|log| log.nothing_recognised_in(1)) {
+        tracing::warn!("{}", log.nothing_recognised_warning());
+    }
 }
 
 /// `--log-timezone auto` learns a log's offset from lines as they arrive; reading a whole log

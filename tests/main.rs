@@ -11,6 +11,7 @@ mod identity;
 mod kubernetes;
 mod packaging;
 mod prometheus;
+mod readiness;
 mod registry;
 mod reload;
 mod remote_write;

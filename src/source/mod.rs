@@ -19,6 +19,7 @@ mod watch;
 
 pub use glob_paths::{glob_paths, path_label};
 pub use known::{KnownFile, KnownFiles};
+pub use file::open_fix;
 pub use reader::{Reader, SourceError, SourceOptions, Stopper, DEFAULT_LOG_EXPIRY};
 
 use std::path::PathBuf;
@@ -201,6 +202,9 @@ pub enum TailEvent {
     Truncated,
     /// The file exists but could not be opened; it is retried with backoff.
     OpenFailed(std::io::Error),
+    /// The path names no file, and has named none since it was followed: it is waited for
+    /// (a typo'd path looks the same). Sent once, before the file, if ever, is opened.
+    Missing,
     /// Bytes that did not become a line.
     Skipped(SkipReason),
     /// The byte offset read so far in the current file, after a batch of lines.
