@@ -19,6 +19,7 @@ mod replay;
 mod restarts;
 mod rotation;
 mod soak;
+mod startup;
 mod support;
 mod tailing;
 mod timezones;

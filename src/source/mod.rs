@@ -17,9 +17,9 @@ mod splitter;
 mod stdin;
 mod watch;
 
+pub use file::open_fix;
 pub use glob_paths::{glob_paths, path_label};
 pub use known::{KnownFile, KnownFiles};
-pub use file::open_fix;
 pub use reader::{Reader, SourceError, SourceOptions, Stopper, DEFAULT_LOG_EXPIRY};
 
 use std::path::PathBuf;
@@ -36,6 +36,17 @@ pub enum LogSpec {
     Glob(String),
     /// `-`: standard input.
     Stdin,
+}
+
+/// As the user would write it: the path, the glob, or `-`.
+impl std::fmt::Display for LogSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LogSpec::Path(path) => write!(f, "{}", path_label(path)),
+            LogSpec::Glob(pattern) => f.write_str(pattern),
+            LogSpec::Stdin => f.write_str("-"),
+        }
+    }
 }
 
 /// Where to start in a file that already exists when the agent starts.
