@@ -65,10 +65,11 @@ impl std::fmt::Display for NotOpen {
 }
 
 /// Lines read with none recognised before a following agent says the log is not one it reads.
-/// An engine prints a stats line every few seconds once it serves, but a start-up (model
-/// download, compilation, a warm-up's request lines) can print thousands of lines before the
-/// first: 10,000 is past any start-up the fixtures hold, and still minutes, not days, of a
-/// wrong log. A one-shot read sees the whole log, so there one line is enough
+/// A start-up prints its lines (about a hundred in the fixtures' whole logs) before the first
+/// stats line, and between two stats lines (vLLM's come every 10 s) an engine may print a line
+/// per request: 1,000 at 100 requests a second. 10,000 is ten times that, so a busy engine
+/// between two stats lines is not mistaken for a wrong log, and a wrong log is told within
+/// minutes of lines. A one-shot read sees the whole log, so there one line is enough
 /// ([`LogState::nothing_recognised_in`]).
 pub const UNRECOGNISED_AFTER_LINES: u64 = 10_000;
 
