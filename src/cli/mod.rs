@@ -35,8 +35,9 @@ impl From {
 /// What `--help` says after the flags: endpoints, exit codes, logging, the config file.
 const AFTER_HELP: &str = "\
 Endpoints: /metrics (or --web.telemetry-path), / (what is followed, and how it stands),
-/-/healthy, /-/ready (ready once the logs' existing content is read); with
---web.enable-lifecycle, POST /-/reload and POST /-/quit.
+/-/healthy, /-/ready (200 once every log given is open and its existing content read; 503
+names each log that cannot be opened, why, and the fix); with --web.enable-lifecycle,
+POST /-/reload and POST /-/quit.
 
 Exit codes: 0 stopped by SIGTERM or SIGINT (or /-/quit), or --one-shot done; 1 a run-time error
 (a --one-shot input cannot be read); 2 a start-up refused: a bad flag or config file, the
