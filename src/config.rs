@@ -446,6 +446,30 @@ mod tests {
         assert_eq!(s.listen_address.to_string(), "127.0.0.1:3913");
     }
 
+    /// `--web.listen-address :3913`, the exporters' form for every interface, was refused as
+    /// not HOST:PORT, flag and config key alike.
+    #[test]
+    fn a_listen_address_without_a_host_is_every_interface() {
+        let s = settings(&["--log", "x", "--web.listen-address", ":9400"]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "0.0.0.0:9400");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(
+            &path,
+            "[web]\nlisten_address = \":9401\"\n\n[[log]]\npath = \"/x.log\"\n",
+        )
+        .unwrap();
+        let s = settings(&["--config", path.to_str().unwrap()]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "0.0.0.0:9401");
+
+        let refused = settings(&["--log", "x", "--web.listen-address", ":http"]);
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("is not HOST:PORT"));
+    }
+
     #[test]
     fn log_expiry_takes_a_duration_or_seconds() {
         for (given, seconds) in [("10m", 600), ("90s", 90), ("1h 30m", 5400), ("45", 45)] {

@@ -179,15 +179,27 @@ fn the_landing_page_says_why_a_log_is_not_read() {
     let glob = format!("{}/*.txt", dir.path().display());
     let read = dir.path().join("vllm.log");
     append(&read, &[CONFIG_LINE, ISSUE_LINE]);
-    let agent = RunningAgent::start(&[
-        "--log",
-        missing.to_str().unwrap(),
-        "--log",
-        &glob,
-        "--log",
-        read.to_str().unwrap(),
-    ]);
-    let page = http_get(agent.addr, "/", Some("text/html")).unwrap().body;
+    // Never ready (`/-/ready` is 503 while a log cannot be opened): the page is waited for.
+    let agent = RunningAgent::launch(
+        &[
+            "--log",
+            missing.to_str().unwrap(),
+            "--log",
+            &glob,
+            "--log",
+            read.to_str().unwrap(),
+        ],
+        TESTS_NOW,
+    );
+    let mut page = String::new();
+    assert!(
+        eventually(|| {
+            page = http_get(agent.addr, "/", Some("text/html"))
+                .map_or_else(|_| String::new(), |r| r.body);
+            page.contains("<td class=\"good\">open</td>") && page.contains("rejected")
+        }),
+        "{page}"
+    );
     assert!(page.contains("waiting for the file to appear"), "{page}");
     assert!(page.contains(&format!("<code>{glob}</code>")), "{page}");
     assert!(page.contains("no file matches yet"), "{page}");

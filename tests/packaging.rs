@@ -136,6 +136,18 @@ fn the_unit_runs_the_packaged_binary_with_the_packaged_config() {
     );
 }
 
+/// The packaged service could not read a `0640 root:adm` log, Debian's usual mode under
+/// /var/log, without a hand edit: its group set must include `adm`.
+#[test]
+fn the_unit_reads_logs_of_the_adm_group() {
+    let unit = std::fs::read_to_string(packaging("llmtail.service")).unwrap();
+    let groups = unit_setting(&unit, "SupplementaryGroups");
+    assert!(
+        groups.split_whitespace().any(|g| g == "adm"),
+        "SupplementaryGroups={groups}"
+    );
+}
+
 /// The value of a `Key=` line in a unit file (the first one).
 fn unit_setting<'a>(unit: &'a str, key: &str) -> &'a str {
     unit.lines()
