@@ -439,7 +439,7 @@ mod tests {
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
-    /// Issue 10: `--web.listen-address localhost:3913` was refused as not HOST:PORT.
+    /// `--web.listen-address localhost:3913` was refused as not HOST:PORT.
     #[test]
     fn a_listen_address_may_name_a_host() {
         let s = settings(&["--log", "x", "--web.listen-address", "localhost:3913"]).unwrap();

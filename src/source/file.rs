@@ -659,7 +659,7 @@ fn agent_user() -> String {
 mod tests {
     use super::*;
 
-    /// Issue 10: an unreadable log said "Permission denied" and nothing of what to do.
+    /// An unreadable log said "Permission denied" and nothing of what to do.
     #[test]
     fn an_unreadable_log_says_who_the_agent_runs_as_and_the_fix() {
         let fix = open_fix(&std::io::Error::from(ErrorKind::PermissionDenied));
