@@ -6,12 +6,15 @@
 //! The page is gathered under the state lock into [`Page`] (plain data) and rendered after
 //! the lock is released, by one table loop per format.
 
+mod charts;
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use crate::catalog::{agent, HistogramView, Metric};
 use crate::engines::parts::liveness::Status;
 use crate::engines::{self, EngineVisitor, LandingCell, Registered};
+use charts::Chart;
 use crate::log_settings::LogSettings;
 use crate::printable::escape_controls;
 use crate::samples::{LabelSet, SampleSink, SampleSource};
@@ -63,7 +66,29 @@ struct Table {
     headers: Vec<&'static str>,
     rows: Vec<Vec<Cell>>,
     /// Said instead of an empty table.
-    empty: &'static str,
+    empty: String,
+    /// An engine's last hour, drawn after its table.
+    charts: Vec<Chart>,
+}
+
+impl Table {
+    fn new(title: &'static str, headers: Vec<&'static str>, rows: Vec<Vec<Cell>>) -> Table {
+        Table {
+            title,
+            headers,
+            rows,
+            empty: String::new(),
+            charts: Vec::new(),
+        }
+    }
+
+    /// Says `empty` when it has no row.
+    fn or_else(self, empty: impl Into<String>) -> Table {
+        Table {
+            empty: empty.into(),
+            ..self
+        }
+    }
 }
 
 /// Everything the page says, as data.
@@ -82,6 +107,23 @@ fn age(now: f64, at: Option<f64>, none: &str) -> String {
         None => none.to_string(),
     }
 }
+
+/// How long ago a line of `log` stamped `at` was written, on the log's own timeline (whatever
+/// zone it writes), or, for a stamp ahead of the agent's clock at `now`, that it is: "in 5 min
+/// (stamped ahead of this host's clock)", never "just now".
+fn line_age(log: &LogState, now: f64, at: Option<f64>, none: &str) -> String {
+    match at {
+        Some(at) if at - now >= AHEAD_SLACK_SECONDS => format!(
+            "in {} (stamped ahead of this host's clock)",
+            duration((at - now).round() as u64)
+        ),
+        _ => age(log.log_now(now), at, none),
+    }
+}
+
+/// How far ahead of the agent's clock a stamp may be and still be read as "now": a writer's
+/// clock a moment ahead, a stamp rounded up.
+const AHEAD_SLACK_SECONDS: f64 = 2.0;
 
 /// Seconds as `45 s`, `12 min`, `3 h 5 min` or `4 d 2 h`.
 pub fn duration(seconds: u64) -> String {
@@ -165,7 +207,7 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
                 if rejected > 0 { Tone::Bad } else { Tone::Plain },
             ),
             Cell::plain(skipped.to_string()),
-            Cell::plain(age(log.log_now(now), log.latest_line_at, "none yet")),
+            Cell::plain(line_age(log, now, log.latest_line_at, "none yet")),
             Cell::plain(log.model_name_shown(&state.settings)),
         ]);
     }
@@ -181,33 +223,46 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
             rows.push(row);
         }
     }
-    Table {
-        title: "Logs",
-        headers: vec![
-            "log",
-            "time zone",
-            "file",
-            "offset (bytes)",
-            "lines read",
-            "records parsed",
-            "rejected",
-            "skipped",
-            "last stats line",
-            "model",
-        ],
-        rows,
-        empty: "No log is followed.",
-    }
+    let headers = vec![
+        "log",
+        "time zone",
+        "file",
+        "offset (bytes)",
+        "lines read",
+        "records parsed",
+        "rejected",
+        "skipped",
+        LAST_LINE_PARSED,
+        "model",
+    ];
+    Table::new("Logs", headers, rows).or_else("No log is followed.")
 }
 
+/// The Logs table's column for the newest line any grammar recognised (a stats line, a start-up
+/// line, a request); an engine's table says when its own last stats line was written.
+const LAST_LINE_PARSED: &str = "last line parsed";
+
+/// A section per engine seen (a unit in a shown log): its table and its last hour; then one
+/// line naming the engines read but not seen.
 fn engine_tables(state: &State, now: f64) -> Vec<Table> {
     let mut tables = EngineTables {
         state,
         now,
         tables: Vec::new(),
+        unseen: Vec::new(),
     };
     engines::for_each_engine(&mut tables);
-    tables.tables
+    let mut sections = tables.tables;
+    if !tables.unseen.is_empty() {
+        let names = tables.unseen.join(", ");
+        let note = if sections.is_empty() {
+            format!("llmtail reads {names}: none seen in these logs yet.")
+        } else {
+            format!("Also read: {names}: none seen in these logs.")
+        };
+        sections.push(Table::new("Other engines", Vec::new(), Vec::new()).or_else(note));
+    }
+    sections
 }
 
 /// Each engine's table: its units, one row each, in [`engines::for_each_engine`] order.
@@ -215,6 +270,8 @@ struct EngineTables<'a> {
     state: &'a State,
     now: f64,
     tables: Vec<Table>,
+    /// The engines no shown log has a unit of.
+    unseen: Vec<&'static str>,
 }
 
 impl EngineVisitor for EngineTables<'_> {
@@ -224,29 +281,29 @@ impl EngineVisitor for EngineTables<'_> {
             let engine = log.engine::<E>();
             for cells in engine.landing_rows(&log.view(), &self.state.settings) {
                 let mut row = vec![Cell::code(log.label.to_string())];
-                // Ages on the log's own timeline: how long ago on the agent's clock, whatever
-                // zone the stamps were written in.
-                let log_now = log.log_now(self.now);
-                row.extend(cells.into_iter().map(|cell| landing_cell(cell, log_now)));
+                row.extend(cells.into_iter().map(|cell| landing_cell(cell, log, self.now)));
                 rows.push(row);
             }
         }
+        if rows.is_empty() {
+            self.unseen.push(E::DISPLAY_NAME);
+            return;
+        }
         let mut headers = vec!["log"];
         headers.extend(E::LANDING.headers);
+        let ring = self.state.history.ring(E::INDEX);
         self.tables.push(Table {
-            title: E::LANDING.title,
-            headers,
-            rows,
-            empty: E::LANDING.empty,
+            charts: Chart::gather(ring, E::CHARTED, self.now),
+            ..Table::new(E::LANDING.title, headers, rows)
         });
     }
 }
 
-fn landing_cell(cell: LandingCell, now: f64) -> Cell {
+fn landing_cell(cell: LandingCell, log: &LogState, now: f64) -> Cell {
     match cell {
         LandingCell::Text(text) => Cell::plain(text),
         LandingCell::Status(status) => status_cell(status),
-        LandingCell::Age { at, none } => Cell::plain(age(now, at, none)),
+        LandingCell::Age { at, none } => Cell::plain(line_age(log, now, at, none)),
     }
 }
 
@@ -278,15 +335,11 @@ fn settings_table(
     };
     let mut rows: Vec<(&str, String)> = shown.rows.clone();
     rows.insert(rows.len().min(2), ("last reload", reload));
-    Table {
-        title: "Settings in force",
-        headers: vec!["setting", "value"],
-        rows: rows
-            .into_iter()
-            .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
-            .collect(),
-        empty: "",
-    }
+    let rows = rows
+        .into_iter()
+        .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
+        .collect();
+    Table::new("Settings in force", vec!["setting", "value"], rows)
 }
 
 /// The remote-write receivers' counters, read from the sources' series as any output reads
@@ -363,29 +416,24 @@ fn remote_write_table(sources: &[Arc<dyn SampleSource + Send + Sync>]) -> Option
             ]
         })
         .collect();
-    Some(Table {
-        title: "Remote write (samples pushed)",
-        headers: vec!["receiver", "sent", "failed (retried)", "dropped", "queued"],
+    Some(Table::new(
+        "Remote write (samples pushed)",
+        vec!["receiver", "sent", "failed (retried)", "dropped", "queued"],
         rows,
-        empty: "",
-    })
+    ))
 }
 
 fn build_table() -> Table {
-    Table {
-        title: "Build",
-        headers: vec!["version", "target", "metrics"],
-        rows: vec![vec![
-            Cell::plain(env!("CARGO_PKG_VERSION")),
-            Cell::plain(format!(
-                "{}-{}",
-                std::env::consts::ARCH,
-                std::env::consts::OS
-            )),
-            Cell::code("llmtail_build_info"),
-        ]],
-        empty: "",
-    }
+    let row = vec![
+        Cell::plain(env!("CARGO_PKG_VERSION")),
+        Cell::plain(format!(
+            "{}-{}",
+            std::env::consts::ARCH,
+            std::env::consts::OS
+        )),
+        Cell::code("llmtail_build_info"),
+    ];
+    Table::new("Build", vec!["version", "target", "metrics"], vec![row])
 }
 
 /// One sentence per kind of thing followed: how many are well, how many not.
@@ -500,10 +548,11 @@ impl Page {
             out,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width\"><title>llmtail</title>\n\
-             <style>{CSS}</style></head><body>\n<h1>llmtail <small>{}</small></h1>\n\
+             <style>{CSS}{}</style></head><body>\n<h1>llmtail <small>{}</small></h1>\n\
              <p>Follows the logs of LLM inference engines and serves their stats as Prometheus \
              metrics: <a href=\"{path}\">{path}</a> &middot; <a href=\"/-/healthy\">/-/healthy</a> \
              &middot; <a href=\"/-/ready\">/-/ready</a></p>\n<p class=\"summary\">",
+            charts::CSS,
             env!("CARGO_PKG_VERSION")
         );
         for cell in &self.summary {
@@ -580,9 +629,31 @@ fn escape(text: &str) -> String {
 fn html_table(out: &mut String, table: &Table) {
     let _ = writeln!(out, "<h2>{}</h2>", table.title);
     if table.rows.is_empty() {
-        let _ = writeln!(out, "<p class=\"quiet\">{}</p>", table.empty);
+        let _ = writeln!(out, "<p class=\"quiet\">{}</p>", escape(&table.empty));
         return;
     }
+    html_rows(out, table);
+    html_charts(out, &table.charts);
+}
+
+/// An engine's last hour, a chart per quantity side by side.
+fn html_charts(out: &mut String, charts: &[Chart]) {
+    if charts.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "<p class=\"quiet\">{CHARTS_NOTE}</p>\n<div class=\"charts\">");
+    for chart in charts {
+        let _ = writeln!(out, "{}", chart.svg());
+    }
+    out.push_str("</div>\n");
+}
+
+/// What the charts draw, said once above them.
+const CHARTS_NOTE: &str = "The last hour as this agent served it, its engines and logs \
+    combined (requests and tokens summed, the fullest cache): each point the highest value in \
+    30 s, a gap where nothing was served.";
+
+fn html_rows(out: &mut String, table: &Table) {
     out.push_str("<table><tr>");
     for header in &table.headers {
         let _ = write!(out, "<th>{header}</th>");
@@ -640,6 +711,22 @@ fn text_table(out: &mut String, table: &Table) {
     for row in &rows {
         let _ = writeln!(out, "{}", line(&mut row.iter().map(|text| text.as_ref())));
     }
+    text_charts(out, &table.charts);
+}
+
+/// An engine's last hour, a sparkline per quantity.
+fn text_charts(out: &mut String, charts: &[Chart]) {
+    if charts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  Last hour, a mark per {} min (oldest left):",
+        charts::SPARK_SLOTS * 30 / 60
+    );
+    for chart in charts {
+        let _ = writeln!(out, "    {}", chart.text());
+    }
 }
 
 #[cfg(test)]
@@ -659,12 +746,11 @@ mod tests {
         let mut out = String::new();
         text_table(
             &mut out,
-            &Table {
-                title: "T",
-                headers: vec!["a", "bb"],
-                rows: vec![vec![Cell::plain("long"), Cell::plain("x")]],
-                empty: "",
-            },
+            &Table::new(
+                "T",
+                vec!["a", "bb"],
+                vec![vec![Cell::plain("long"), Cell::plain("x")]],
+            ),
         );
         assert_eq!(out, "\nT\n  a     bb\n  long  x\n");
     }

@@ -18,7 +18,7 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{ChartedSeries, ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
 use crate::engines::parts::caps::Refused;
 use crate::engines::parts::float;
 use crate::engines::parts::liveness::{self, Status};
@@ -107,6 +107,7 @@ impl Engine for KoboldcppLog {
     };
     const UNIT_LABELS: &'static [&'static str] = &["log"];
     const TABLE: &'static [Row<KoboldcppServer>] = series::KOBOLDCPP;
+    const CHARTED: ChartedSeries = [None, None, None, Some("llmtail_koboldcpp_generate_tokens_per_second")];
     type Unit = KoboldcppServer;
     type Key = ();
     type Record<'r> = KoboldcppRecord;

@@ -21,7 +21,7 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{ChartedSeries, ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
 use crate::engines::parts::caps::{Cap, Refused};
 use crate::engines::parts::float;
 use crate::engines::parts::histogram::Histogram;
@@ -295,6 +295,7 @@ impl Engine for LlamacppLog {
     };
     const UNIT_LABELS: &'static [&'static str] = &["log", "port", "slot"];
     const TABLE: &'static [Row<LlamacppSlot>] = series::LLAMACPP;
+    const CHARTED: ChartedSeries = [Some("llamacpp:requests_processing"), None, None, None];
     const CAPS: &'static [Cap] = &[SLOTS_PER_LOG];
     type Unit = LlamacppSlot;
     type Key = ();

@@ -14,7 +14,7 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::catalog::{Metric, Row};
-use crate::engines::engine::{
+use crate::engines::engine::{ChartedSeries, 
     ApplyContext, Engine, EngineSetup, Landing, LandingCell, LogView, UnitLabels,
 };
 use crate::engines::parts::caps::{self, Cap, Refused};
@@ -735,6 +735,7 @@ impl Engine for VllmLog {
     };
     const UNIT_LABELS: &'static [&'static str] = &["engine", "model_name", "log"];
     const TABLE: &'static [Row<VllmEngine>] = series::VLLM_ENGINE;
+    const CHARTED: ChartedSeries = [Some("vllm:num_requests_running"), Some("vllm:num_requests_waiting"), Some("vllm:kv_cache_usage_perc"), Some("vllm:avg_generation_throughput_toks_per_s")];
     const CAPS: &'static [Cap] = &[ENGINES_PER_LOG];
     const LOG_METRICS: &'static [Metric] = &[series::VLLM_STATS_LOGGING_DISABLED];
     type Unit = VllmEngine;
