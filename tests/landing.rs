@@ -3,7 +3,7 @@
 //! table's "last" column saying which line it means; a line stamped ahead of the host's clock
 //! shown as such.
 
-use crate::support::agent::{eventually, http_get, RunningAgent, TESTS_NOW};
+use crate::support::agent::{eventually, http_get, sample, RunningAgent, TESTS_NOW};
 use crate::support::writer::append_lines as append;
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
@@ -209,31 +209,31 @@ fn the_charts_draw_the_half_minutes_the_agent_served_and_leave_a_gap_for_the_res
     let log = dir.path().join("vllm.log");
     append(&log, &[&stats_line("13:25:01", 14, 0, 60.0)]);
     let agent = RunningAgent::start(&["--log", log.to_str().unwrap()]);
-    let running_chart = |page: &str| format!("<svg{}</svg>", svgs(page)[0]);
-
-    append(&log, &[&stats_line("13:25:31", 3, 0, 60.0)]);
-    agent.clock.set(TESTS_NOW + 30.0);
-    let mut page = String::new();
-    assert!(
-        eventually(|| {
-            page = html(&agent);
-            running_chart(&page).contains("now 3 · max 14")
-        }),
-        "{page}"
-    );
-    assert_eq!(running_chart(&page).matches("<polyline").count(), 1);
+    // At agent time `at`, the engine logs `running`; the agent's next tick samples it.
+    let logs_at = |at: f64, time: &str, running: u32| -> String {
+        agent.clock.set(at);
+        append(&log, &[&stats_line(time, running, 0, 60.0)]);
+        agent.wait_for("the line", |m| {
+            sample(m, "vllm:num_requests_running", &[]) == Some(f64::from(running))
+        });
+        agent.clock.set(at + 1.0);
+        let mut chart = String::new();
+        let now = format!("now {running} · max 14");
+        assert!(
+            eventually(|| {
+                chart = format!("<svg{}</svg>", svgs(&html(&agent))[0]);
+                chart.contains(&now)
+            }),
+            "{chart}"
+        );
+        chart
+    };
+    let chart = logs_at(TESTS_NOW + 30.0, "13:25:35", 3);
+    assert_eq!(chart.matches("<polyline").count(), 1, "{chart}");
+    assert_eq!(chart.matches("<circle").count(), 0, "{chart}");
 
     // Ten minutes later, the engine logs again: the silence between is no line at all.
-    append(&log, &[&stats_line("13:35:35", 5, 0, 60.0)]);
-    agent.clock.set(TESTS_NOW + 630.0);
-    assert!(
-        eventually(|| {
-            page = html(&agent);
-            running_chart(&page).contains("now 5 · max 14")
-        }),
-        "{page}"
-    );
-    let chart = running_chart(&page);
+    let chart = logs_at(TESTS_NOW + 630.0, "13:35:35", 5);
     assert_eq!(chart.matches("<polyline").count(), 1, "{chart}");
     assert_eq!(chart.matches("<circle").count(), 1, "{chart}");
 }

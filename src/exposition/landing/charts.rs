@@ -95,7 +95,7 @@ impl Chart {
     /// The chart as an inline SVG element.
     pub fn svg(&self) -> String {
         let mut out = format!(
-            "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" \
+            "<svg class=\"chart\" width=\"{WIDTH}\" \
              height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\">\
              <title>{title}, last hour: {readings}</title>\
              <text x=\"4\" y=\"15\" class=\"name\">{title}</text>\
