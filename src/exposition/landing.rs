@@ -649,9 +649,9 @@ fn html_charts(out: &mut String, charts: &[Chart]) {
 }
 
 /// What the charts draw, said once above them.
-const CHARTS_NOTE: &str = "The last hour as this agent served it, its engines and logs \
-    combined (requests and tokens summed, the fullest cache): each point the highest value in \
-    30 s, a gap where nothing was served.";
+const CHARTS_NOTE: &str = "The last hour as this agent served it, engines and logs combined \
+    (requests and tokens summed, the fullest KV cache). Each point is the highest value of its \
+    30 s; a gap is a time nothing was served (the agent stopped, the engine down).";
 
 fn html_rows(out: &mut String, table: &Table) {
     out.push_str("<table><tr>");

@@ -22,11 +22,11 @@ pub struct Chart {
 
 /// Width and height of a chart, and its plot area inside.
 const WIDTH: f64 = 300.0;
-const HEIGHT: f64 = 118.0;
-const PLOT_LEFT: f64 = 40.0;
+const HEIGHT: f64 = 128.0;
+const PLOT_LEFT: f64 = 36.0;
 const PLOT_RIGHT: f64 = 292.0;
-const PLOT_TOP: f64 = 40.0;
-const PLOT_BOTTOM: f64 = 96.0;
+const PLOT_TOP: f64 = 52.0;
+const PLOT_BOTTOM: f64 = 106.0;
 
 /// The span a chart covers, as its axis says it.
 fn span() -> String {
@@ -83,6 +83,14 @@ impl Chart {
         }
     }
 
+    /// The top of the value axis, without the unit the head already gives (the axis is narrow).
+    fn axis_label(&self, top: f64) -> String {
+        match self.quantity {
+            Charted::KvUsage => format!("{:.0}%", top * 100.0),
+            _ => format!("{top}"),
+        }
+    }
+
     /// "now 3 · max 7", as the chart's head says it.
     fn readings(&self) -> String {
         format!(
@@ -98,12 +106,11 @@ impl Chart {
             "<svg class=\"chart\" width=\"{WIDTH}\" \
              height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\">\
              <title>{title}, last hour: {readings}</title>\
-             <text x=\"4\" y=\"15\" class=\"name\">{title}</text>\
-             <text x=\"{right}\" y=\"15\" text-anchor=\"end\" class=\"value\">{readings}</text>\
-             <text x=\"4\" y=\"30\" class=\"series\">{series}</text>",
+             <text x=\"6\" y=\"16\" class=\"name\">{title}</text>\
+             <text x=\"6\" y=\"31\" class=\"value\">{readings}</text>\
+             <text x=\"6\" y=\"44\" class=\"series\">{series}</text>",
             title = self.quantity.title(),
             readings = xml_escape(&self.readings()),
-            right = WIDTH - 4.0,
             series = xml_escape(self.series),
         );
         self.axes(&mut out);
@@ -119,15 +126,17 @@ impl Chart {
         let _ = write!(
             out,
             "<rect x=\"{PLOT_LEFT}\" y=\"{PLOT_TOP}\" width=\"{w}\" height=\"{h}\" class=\"frame\"/>\
+             <line x1=\"{PLOT_LEFT}\" x2=\"{PLOT_RIGHT}\" y1=\"{middle}\" y2=\"{middle}\" class=\"grid\"/>\
              <text x=\"{label}\" y=\"{top}\" text-anchor=\"end\" class=\"axis\">{max}</text>\
              <text x=\"{label}\" y=\"{PLOT_BOTTOM}\" text-anchor=\"end\" class=\"axis\">0</text>\
              <text x=\"{PLOT_LEFT}\" y=\"{time}\" class=\"axis\">{span}</text>\
              <text x=\"{PLOT_RIGHT}\" y=\"{time}\" text-anchor=\"end\" class=\"axis\">now</text>",
             w = PLOT_RIGHT - PLOT_LEFT,
             h = PLOT_BOTTOM - PLOT_TOP,
+            middle = (PLOT_TOP + PLOT_BOTTOM) / 2.0,
             label = PLOT_LEFT - 4.0,
             top = PLOT_TOP + 8.0,
-            max = xml_escape(&self.format(Some(self.top()))),
+            max = self.axis_label(self.top()),
             time = PLOT_BOTTOM + 14.0,
             span = span(),
         );
@@ -184,7 +193,7 @@ impl Chart {
     /// slots; a space where nothing was sampled), the value now and the max.
     pub fn text(&self) -> String {
         format!(
-            "{:<22} {}  {}  ({})",
+            "{:<22} [{}]  {}  ({})",
             self.quantity.title(),
             self.sparkline(),
             self.readings(),
@@ -223,8 +232,8 @@ fn xml_escape(text: &str) -> String {
 pub const CSS: &str = ".charts{display:flex;flex-wrap:wrap;gap:10px;margin:.6em 0}\
 svg.chart{border:1px solid #ddd;border-radius:4px;background:#fff}\
 svg.chart text{font:11px system-ui,sans-serif;fill:#555}svg.chart .name{font-weight:600;fill:#222;font-size:12px}\
-svg.chart .value{fill:#222;font-size:12px}svg.chart .series{font-family:monospace;fill:#777}\
-svg.chart .frame{fill:#fafafa;stroke:#ddd}svg.chart .line{fill:none;stroke:#1f6feb;stroke-width:1.5}\
+svg.chart .value{fill:#222;font-size:12px;font-variant-numeric:tabular-nums}svg.chart .series{font-family:monospace;fill:#777}\
+svg.chart .frame{fill:#fafafa;stroke:#ddd}svg.chart .grid{stroke:#e4e4e4;stroke-dasharray:3 3}svg.chart .line{fill:none;stroke:#1f6feb;stroke-width:1.5}\
 svg.chart circle.line{fill:#1f6feb}svg.chart .area{fill:#1f6feb;fill-opacity:.12;stroke:none}";
 
 #[cfg(test)]
@@ -257,6 +266,7 @@ mod tests {
             "60 min ago",
             ">now<",
             ">10<",
+            ">0<",
         ] {
             assert!(svg.contains(expected), "{expected:?} not in {svg}");
         }
@@ -278,7 +288,7 @@ mod tests {
         let c = chart(Charted::KvUsage, hour_ending_with(&[Some(0.423)]));
         assert_eq!(c.top(), 1.0);
         assert!(c.svg().contains("now 42.3% · max 42.3%"));
-        assert!(c.svg().contains(">100.0%<"));
+        assert!(c.svg().contains(">100%<"));
     }
 
     #[test]
