@@ -264,3 +264,30 @@ fn a_backlog_stamped_days_ago_draws_nothing_into_the_last_hour() {
         assert!(!chart.contains("<polyline") && !chart.contains("<circle"));
     }
 }
+
+/// Several engines of one log (data parallel) and several logs of one engine make one chart:
+/// requests and tokens add up, the KV cache shown is the fullest.
+#[test]
+fn the_charts_sum_requests_and_tokens_over_engines_and_logs_and_show_the_fullest_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("a.log"), dir.path().join("b.log"));
+    let engine_1 = stats_line("13:25:01", 3, 1, 7.8).replace("Engine 000", "Engine 001");
+    append(&first, &[&stats_line("13:25:01", 14, 2, 63.1), &engine_1]);
+    append(&second, &[&stats_line("13:25:02", 5, 0, 20.0)]);
+    let agent = RunningAgent::start(&[
+        "--log",
+        first.to_str().unwrap(),
+        "--log",
+        second.to_str().unwrap(),
+    ]);
+    let page = html(&agent);
+    let charts = svgs(&page);
+    for (chart, now) in charts.iter().zip([
+        "now 22 · max 22",
+        "now 3 · max 3",
+        "now 63.1% · max 63.1%",
+        "now 938.4 tok/s · max 938.4 tok/s",
+    ]) {
+        assert!(chart.contains(now), "{now}: {chart}");
+    }
+}

@@ -45,13 +45,12 @@ pub enum LandingCell {
     },
 }
 
-/// An engine's table on the landing page; its first column is the log.
+/// An engine's table on the landing page; its first column is the log. An engine no log has a
+/// unit of gets no table, only its name in a line.
 pub struct Landing {
     pub title: &'static str,
     /// The columns after `log`.
     pub headers: &'static [&'static str],
-    /// Said when no log has a unit of this engine.
-    pub empty: &'static str,
 }
 
 /// What the landing page charts over the last hour, in the order it draws them.
@@ -295,5 +294,33 @@ fn gauge_reader<T>(table: &'static [Row<T>]) -> impl Fn(&str) -> Option<fn(&T) -
             }
             _ => None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{for_each_engine, EngineVisitor, Registered};
+
+    /// A renamed series would otherwise take its chart off the landing page without a word.
+    #[test]
+    fn every_charted_series_is_a_gauge_of_its_engine_s_table() {
+        struct Check(Vec<String>);
+        impl EngineVisitor for Check {
+            fn visit<E: Registered>(&mut self) {
+                for name in E::CHARTED.into_iter().flatten() {
+                    if gauge_reader(E::TABLE)(name).is_none() {
+                        self.0.push(format!("{}: {name}", E::NAME));
+                    }
+                }
+            }
+        }
+        let mut check = Check(Vec::new());
+        for_each_engine(&mut check);
+        assert!(
+            check.0.is_empty(),
+            "not a gauge of the table: {:?}",
+            check.0
+        );
     }
 }

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use crate::catalog::{agent, HistogramView, Metric};
 use crate::engines::parts::liveness::Status;
 use crate::engines::{self, EngineVisitor, LandingCell, Registered};
-use charts::Chart;
 use crate::log_settings::LogSettings;
 use crate::printable::escape_controls;
 use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
 use crate::state::{LogState, State};
+use charts::Chart;
 
 /// How a cell reads at a glance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,7 +281,11 @@ impl EngineVisitor for EngineTables<'_> {
             let engine = log.engine::<E>();
             for cells in engine.landing_rows(&log.view(), &self.state.settings) {
                 let mut row = vec![Cell::code(log.label.to_string())];
-                row.extend(cells.into_iter().map(|cell| landing_cell(cell, log, self.now)));
+                row.extend(
+                    cells
+                        .into_iter()
+                        .map(|cell| landing_cell(cell, log, self.now)),
+                );
                 rows.push(row);
             }
         }
@@ -641,7 +645,10 @@ fn html_charts(out: &mut String, charts: &[Chart]) {
     if charts.is_empty() {
         return;
     }
-    let _ = writeln!(out, "<p class=\"quiet\">{CHARTS_NOTE}</p>\n<div class=\"charts\">");
+    let _ = writeln!(
+        out,
+        "<p class=\"quiet\">{CHARTS_NOTE}</p>\n<div class=\"charts\">"
+    );
     for chart in charts {
         let _ = writeln!(out, "{}", chart.svg());
     }

@@ -55,7 +55,9 @@ impl Default for Ring {
 
 /// The number of the 30 seconds that hold agent time `at`.
 fn slot_number(at: f64) -> u32 {
-    (at / SLOT_SECONDS).floor().clamp(0.0, f64::from(u32::MAX / 2)) as u32
+    (at / SLOT_SECONDS)
+        .floor()
+        .clamp(0.0, f64::from(u32::MAX / 2)) as u32
 }
 
 fn value(v: f32) -> Option<f64> {
@@ -186,9 +188,8 @@ mod tests {
         }
         let now = T0 + SLOT_SECONDS * (SLOTS * 2 + 4) as f64;
         let hour = running(&ring, now);
-        let expected: Vec<Option<f64>> = (SLOTS + 5..SLOTS * 2 + 5)
-            .map(|i| Some(i as f64))
-            .collect();
+        let expected: Vec<Option<f64>> =
+            (SLOTS + 5..SLOTS * 2 + 5).map(|i| Some(i as f64)).collect();
         assert_eq!(hour, expected);
     }
 

@@ -462,7 +462,9 @@ impl EngineVisitor for HistorySampler<'_> {
             }
             seen = true;
             let charted = engines::Charted::ALL;
-            for ((value, new), quantity) in values.iter_mut().zip(engine.charted_values()).zip(charted) {
+            for ((value, new), quantity) in
+                values.iter_mut().zip(engine.charted_values()).zip(charted)
+            {
                 if let Some(new) = new {
                     *value = Some(value.map_or(new, |v: f64| quantity.combine(v, new)));
                 }

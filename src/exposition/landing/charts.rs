@@ -206,13 +206,15 @@ impl Chart {
         let top = self.top();
         self.points
             .chunks(SPARK_SLOTS)
-            .map(|chunk| match chunk.iter().flatten().copied().reduce(f64::max) {
-                None => ' ',
-                Some(v) => {
-                    let level = ((v / top).clamp(0.0, 1.0) * 7.0).round() as usize;
-                    MARKS[level]
-                }
-            })
+            .map(
+                |chunk| match chunk.iter().flatten().copied().reduce(f64::max) {
+                    None => ' ',
+                    Some(v) => {
+                        let level = ((v / top).clamp(0.0, 1.0) * 7.0).round() as usize;
+                        MARKS[level]
+                    }
+                },
+            )
             .collect()
     }
 }
@@ -257,7 +259,10 @@ mod tests {
 
     #[test]
     fn a_chart_says_what_it_draws_the_value_now_its_max_and_its_span() {
-        let c = chart(Charted::Running, hour_ending_with(&[Some(3.0), Some(7.0), Some(4.0)]));
+        let c = chart(
+            Charted::Running,
+            hour_ending_with(&[Some(3.0), Some(7.0), Some(4.0)]),
+        );
         let svg = c.svg();
         for expected in [
             "running requests",
