@@ -4,9 +4,11 @@
 //! curl and scripts get the same tables as aligned plain text.
 //!
 //! The page is gathered under the state lock into [`Page`] (plain data) and rendered after
-//! the lock is released, by one table loop per format.
+//! the lock is released: `table` writes the tables in either format, `charts` each seen
+//! engine's last hour ([`crate::state::history`]).
 
 mod charts;
+mod table;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -20,76 +22,7 @@ use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
 use crate::state::{LogState, State};
 use charts::Chart;
-
-/// How a cell reads at a glance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tone {
-    Plain,
-    Good,
-    Bad,
-    Quiet,
-}
-
-#[derive(Debug, Clone)]
-struct Cell {
-    text: String,
-    tone: Tone,
-    code: bool,
-}
-
-impl Cell {
-    fn plain(text: impl Into<String>) -> Cell {
-        Cell {
-            text: text.into(),
-            tone: Tone::Plain,
-            code: false,
-        }
-    }
-
-    fn code(text: impl Into<String>) -> Cell {
-        Cell {
-            code: true,
-            ..Cell::plain(text)
-        }
-    }
-
-    fn toned(text: impl Into<String>, tone: Tone) -> Cell {
-        Cell {
-            tone,
-            ..Cell::plain(text)
-        }
-    }
-}
-
-struct Table {
-    title: &'static str,
-    headers: Vec<&'static str>,
-    rows: Vec<Vec<Cell>>,
-    /// Said instead of an empty table.
-    empty: String,
-    /// An engine's last hour, drawn after its table.
-    charts: Vec<Chart>,
-}
-
-impl Table {
-    fn new(title: &'static str, headers: Vec<&'static str>, rows: Vec<Vec<Cell>>) -> Table {
-        Table {
-            title,
-            headers,
-            rows,
-            empty: String::new(),
-            charts: Vec::new(),
-        }
-    }
-
-    /// Says `empty` when it has no row.
-    fn or_else(self, empty: impl Into<String>) -> Table {
-        Table {
-            empty: empty.into(),
-            ..self
-        }
-    }
-}
+use table::{escape, html_table, text_table, tone_class, Cell, Table, Tone};
 
 /// Everything the page says, as data.
 pub struct Page {
@@ -296,10 +229,9 @@ impl EngineVisitor for EngineTables<'_> {
         let mut headers = vec!["log"];
         headers.extend(E::LANDING.headers);
         let ring = self.state.history.ring(E::INDEX);
-        self.tables.push(Table {
-            charts: Chart::gather(ring, E::CHARTED, self.now),
-            ..Table::new(E::LANDING.title, headers, rows)
-        });
+        let charts = Chart::gather(ring, E::CHARTED, self.now);
+        self.tables
+            .push(Table::new(E::LANDING.title, headers, rows).with_charts(charts));
     }
 }
 
@@ -611,131 +543,6 @@ th{background:#f2f2f2}code{font-size:13px;white-space:nowrap}.good{color:#16702e
 .bad{color:#b3261e;font-weight:600}.quiet{color:#777}.summary span{margin-right:1.2em}\
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.4em .8em}";
 
-fn tone_class(tone: Tone) -> &'static str {
-    match tone {
-        Tone::Plain => "plain",
-        Tone::Good => "good",
-        Tone::Bad => "bad",
-        Tone::Quiet => "quiet",
-    }
-}
-
-/// `text` for HTML: its markup characters as entities and its control characters (which HTML
-/// would show as nothing, or as a line break) as escapes.
-fn escape(text: &str) -> String {
-    escape_controls(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn html_table(out: &mut String, table: &Table) {
-    let _ = writeln!(out, "<h2>{}</h2>", table.title);
-    if table.rows.is_empty() {
-        let _ = writeln!(out, "<p class=\"quiet\">{}</p>", escape(&table.empty));
-        return;
-    }
-    html_rows(out, table);
-    html_charts(out, &table.charts);
-}
-
-/// An engine's last hour, a chart per quantity side by side.
-fn html_charts(out: &mut String, charts: &[Chart]) {
-    if charts.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "<p class=\"quiet\">{CHARTS_NOTE}</p>\n<div class=\"charts\">"
-    );
-    for chart in charts {
-        let _ = writeln!(out, "{}", chart.svg());
-    }
-    out.push_str("</div>\n");
-}
-
-/// What the charts draw, said once above them.
-const CHARTS_NOTE: &str = "The last hour as this agent served it, engines and logs combined \
-    (requests and tokens summed, the fullest KV cache). Each point is the highest value of its \
-    30 s; a gap is a time nothing was served (the agent stopped, the engine down).";
-
-fn html_rows(out: &mut String, table: &Table) {
-    out.push_str("<table><tr>");
-    for header in &table.headers {
-        let _ = write!(out, "<th>{header}</th>");
-    }
-    out.push_str("</tr>\n");
-    for row in &table.rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let text = escape(&cell.text);
-            let text = if cell.code && !text.is_empty() {
-                format!("<code>{text}</code>")
-            } else {
-                text
-            };
-            match cell.tone {
-                Tone::Plain => {
-                    let _ = write!(out, "<td>{text}</td>");
-                }
-                tone => {
-                    let _ = write!(out, "<td class=\"{}\">{text}</td>", tone_class(tone));
-                }
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-}
-
-/// A table as columns padded to their widest cell; a setting table as `name: value` lines.
-fn text_table(out: &mut String, table: &Table) {
-    let _ = writeln!(out, "\n{}", table.title);
-    if table.rows.is_empty() {
-        let _ = writeln!(out, "  {}", table.empty);
-        return;
-    }
-    let rows: Vec<Vec<_>> = table
-        .rows
-        .iter()
-        .map(|row| row.iter().map(|cell| escape_controls(&cell.text)).collect())
-        .collect();
-    let mut widths: Vec<usize> = table.headers.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (width, text) in widths.iter_mut().zip(row) {
-            *width = (*width).max(text.chars().count());
-        }
-    }
-    let line = |cells: &mut dyn Iterator<Item = &str>| -> String {
-        let padded: Vec<String> = cells
-            .zip(&widths)
-            .map(|(text, width)| format!("{text:<width$}"))
-            .collect();
-        format!("  {}", padded.join("  ").trim_end())
-    };
-    let _ = writeln!(out, "{}", line(&mut table.headers.iter().copied()));
-    for row in &rows {
-        let _ = writeln!(out, "{}", line(&mut row.iter().map(|text| text.as_ref())));
-    }
-    text_charts(out, &table.charts);
-}
-
-/// An engine's last hour, a sparkline per quantity.
-fn text_charts(out: &mut String, charts: &[Chart]) {
-    if charts.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "  Last hour, a mark per {} min (oldest left):",
-        charts::SPARK_SLOTS * 30 / 60
-    );
-    for chart in charts {
-        let _ = writeln!(out, "    {}", chart.text());
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -746,19 +553,5 @@ mod tests {
         assert_eq!(duration(720), "12 min");
         assert_eq!(duration(3 * 3600 + 300), "3 h 5 min");
         assert_eq!(duration(4 * 86_400 + 7200), "4 d 2 h");
-    }
-
-    #[test]
-    fn a_text_table_pads_columns_to_their_widest_cell() {
-        let mut out = String::new();
-        text_table(
-            &mut out,
-            &Table::new(
-                "T",
-                vec!["a", "bb"],
-                vec![vec![Cell::plain("long"), Cell::plain("x")]],
-            ),
-        );
-        assert_eq!(out, "\nT\n  a     bb\n  long  x\n");
     }
 }
