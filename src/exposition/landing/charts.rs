@@ -21,10 +21,10 @@ pub struct Chart {
 }
 
 /// Width and height of a chart, and its plot area inside.
-const WIDTH: f64 = 300.0;
+const WIDTH: f64 = 288.0;
 const HEIGHT: f64 = 128.0;
 const PLOT_LEFT: f64 = 36.0;
-const PLOT_RIGHT: f64 = 292.0;
+const PLOT_RIGHT: f64 = 280.0;
 const PLOT_TOP: f64 = 52.0;
 const PLOT_BOTTOM: f64 = 106.0;
 
