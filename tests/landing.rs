@@ -199,6 +199,9 @@ fn a_line_stamped_ahead_of_the_host_s_clock_reads_in_so_many_minutes_not_just_no
     let ahead = "in 5 min (stamped ahead of this host's clock)";
     assert_eq!(cell(&page, "Logs", "last line parsed"), ahead, "{page}");
     assert_eq!(cell(&page, "vLLM engines", "last stats line"), ahead);
+    // Its values are drawn when the agent served them, at the right edge, not five minutes on.
+    let running = svgs(&page)[0];
+    assert!(running.contains("<circle cx=\"280.0\""), "{running}");
 }
 
 /// The charts sample what the agent serves on its own clock: each 30 s it served a point, the
