@@ -2,7 +2,9 @@
 //!
 //! The pipeline applies each parsed record here; the exposition reads it on a scrape. The
 //! state is a pure function of the lines applied (their order and timestamps), which is what
-//! makes `--from start` rebuild exactly what a long-running agent would show.
+//! makes `--from start` rebuild exactly what a long-running agent would show. The one part that
+//! is not, [`history`], is what the agent served over the last hour on its own clock, for the
+//! landing page's charts; nothing else reads it.
 
 pub mod history;
 pub mod log_clock;
