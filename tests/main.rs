@@ -10,6 +10,7 @@ mod end_to_end;
 mod http;
 mod identity;
 mod kubernetes;
+mod landing;
 mod packaging;
 mod prometheus;
 mod readiness;

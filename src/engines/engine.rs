@@ -12,7 +12,7 @@ use super::parts::caps::{Cap, Refused};
 use super::parts::histogram::Histogram;
 use super::parts::liveness::Status;
 use super::parts::settings::StateSettings;
-use crate::catalog::{Metric, Reading, Row};
+use crate::catalog::{Kind, Metric, Reading, Row};
 
 /// The labels that set one unit's series apart, in the order they are written.
 pub type UnitLabels = Vec<(&'static str, String)>;
@@ -45,14 +45,54 @@ pub enum LandingCell {
     },
 }
 
-/// An engine's table on the landing page; its first column is the log.
+/// An engine's table on the landing page; its first column is the log. An engine no log has a
+/// unit of gets no table, only its name in a line.
 pub struct Landing {
     pub title: &'static str,
     /// The columns after `log`.
     pub headers: &'static [&'static str],
-    /// Said when no log has a unit of this engine.
-    pub empty: &'static str,
 }
+
+/// What the landing page charts over the last hour, in the order it draws them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Charted {
+    Running,
+    Waiting,
+    KvUsage,
+    Throughput,
+}
+
+impl Charted {
+    pub const ALL: [Charted; 4] = [
+        Charted::Running,
+        Charted::Waiting,
+        Charted::KvUsage,
+        Charted::Throughput,
+    ];
+
+    /// The chart's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Charted::Running => "running requests",
+            Charted::Waiting => "waiting requests",
+            Charted::KvUsage => "KV-cache usage",
+            Charted::Throughput => "generation throughput",
+        }
+    }
+
+    /// How the values of several units (or logs) of one engine make one: requests and tokens
+    /// add up; a usage is a fraction of each unit's own cache, so the fullest one is shown.
+    pub fn combine(self, a: f64, b: f64) -> f64 {
+        match self {
+            Charted::KvUsage => a.max(b),
+            _ => a + b,
+        }
+    }
+}
+
+/// The engine's own gauges the landing page charts, by their name in its series table: one per
+/// [`Charted`] quantity, `None` where the engine prints nothing that says it.
+pub type ChartedSeries = [Option<&'static str>; 4];
 
 /// What an engine needs to know of the log it is in, to label and show its units.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +131,8 @@ pub trait Engine:
     const TABLE: &'static [Row<Self::Unit>];
     /// Per-log series of the engine, besides its units' (for the reference page).
     const LOG_METRICS: &'static [Metric] = &[];
+    /// The gauges the landing page charts ([`Charted`]): none unless the engine says.
+    const CHARTED: ChartedSeries = [None; 4];
     /// Its per-log caps on new units, for `--help` ([`caps_text`]).
     const CAPS: &'static [Cap] = &[];
     /// What carries one label set of the engine's series.
@@ -215,10 +257,70 @@ pub trait Engine:
             .collect()
     }
 
+    /// The values of [`Engine::CHARTED`] now, its units combined ([`Charted::combine`]): what
+    /// `/metrics` serves, so a unit that is down gives none.
+    fn charted_values(&self) -> [Option<f64>; 4] {
+        let mut values = [None; 4];
+        for ((value, series), charted) in values.iter_mut().zip(Self::CHARTED).zip(Charted::ALL) {
+            let Some(read) = series.and_then(gauge_reader::<Self::Unit>(Self::TABLE)) else {
+                continue;
+            };
+            for (_, unit) in self.units() {
+                if Self::status(unit).is_down() {
+                    continue;
+                }
+                if let Some(v) = read(unit).filter(|v| v.is_finite()) {
+                    *value = Some(value.map_or(v, |sum| charted.combine(sum, v)));
+                }
+            }
+        }
+        values
+    }
+
     /// The engine's rows on the landing page ([`Engine::landing_row`]).
     fn landing_rows(&self, log: &LogView<'_>, settings: &StateSettings) -> Vec<Vec<LandingCell>> {
         self.units()
             .map(|(key, unit)| self.landing_row(key, unit, log, settings))
             .collect()
+    }
+}
+
+/// How to read the gauge `name` of `table` out of a unit, if the table has it.
+fn gauge_reader<T>(table: &'static [Row<T>]) -> impl Fn(&str) -> Option<fn(&T) -> Option<f64>> {
+    move |name| {
+        table.iter().find_map(|row| match row.read {
+            Reading::One(read) if row.metric.name == name && row.metric.kind == Kind::Gauge => {
+                Some(read)
+            }
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::{for_each_engine, EngineVisitor, Registered};
+
+    /// A renamed series would otherwise take its chart off the landing page without a word.
+    #[test]
+    fn every_charted_series_is_a_gauge_of_its_engine_s_table() {
+        struct Check(Vec<String>);
+        impl EngineVisitor for Check {
+            fn visit<E: Registered>(&mut self) {
+                for name in E::CHARTED.into_iter().flatten() {
+                    if gauge_reader(E::TABLE)(name).is_none() {
+                        self.0.push(format!("{}: {name}", E::NAME));
+                    }
+                }
+            }
+        }
+        let mut check = Check(Vec::new());
+        for_each_engine(&mut check);
+        assert!(
+            check.0.is_empty(),
+            "not a gauge of the table: {:?}",
+            check.0
+        );
     }
 }

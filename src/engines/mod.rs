@@ -43,7 +43,10 @@ use parts::caps::{Refused, SPEC_POSITIONS};
 use parts::liveness::Status;
 use parts::settings::StateSettings;
 
-pub use engine::{ApplyContext, Engine, EngineSetup, Landing, LandingCell, LogView, UnitLabels};
+pub use engine::{
+    ApplyContext, Charted, ChartedSeries, Engine, EngineSetup, Landing, LandingCell, LogView,
+    UnitLabels,
+};
 
 /// The agent's side of the list of engines: each engine's module, its place in
 /// [`EngineStates`], and the dispatch of a record to it.

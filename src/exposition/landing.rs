@@ -4,7 +4,11 @@
 //! curl and scripts get the same tables as aligned plain text.
 //!
 //! The page is gathered under the state lock into [`Page`] (plain data) and rendered after
-//! the lock is released, by one table loop per format.
+//! the lock is released: `table` writes the tables in either format, `charts` each seen
+//! engine's last hour ([`crate::state::history`]).
+
+mod charts;
+mod table;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -17,54 +21,8 @@ use crate::printable::escape_controls;
 use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
 use crate::state::{LogState, State, UNRECOGNISED_AFTER_LINES};
-
-/// How a cell reads at a glance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tone {
-    Plain,
-    Good,
-    Bad,
-    Quiet,
-}
-
-#[derive(Debug, Clone)]
-struct Cell {
-    text: String,
-    tone: Tone,
-    code: bool,
-}
-
-impl Cell {
-    fn plain(text: impl Into<String>) -> Cell {
-        Cell {
-            text: text.into(),
-            tone: Tone::Plain,
-            code: false,
-        }
-    }
-
-    fn code(text: impl Into<String>) -> Cell {
-        Cell {
-            code: true,
-            ..Cell::plain(text)
-        }
-    }
-
-    fn toned(text: impl Into<String>, tone: Tone) -> Cell {
-        Cell {
-            tone,
-            ..Cell::plain(text)
-        }
-    }
-}
-
-struct Table {
-    title: &'static str,
-    headers: Vec<&'static str>,
-    rows: Vec<Vec<Cell>>,
-    /// Said instead of an empty table.
-    empty: &'static str,
-}
+use charts::Chart;
+use table::{escape, html_table, text_table, tone_class, Cell, Table, Tone};
 
 /// Everything the page says, as data.
 pub struct Page {
@@ -82,6 +40,23 @@ fn age(now: f64, at: Option<f64>, none: &str) -> String {
         None => none.to_string(),
     }
 }
+
+/// How long ago a line of `log` stamped `at` was written, on the log's own timeline (whatever
+/// zone it writes), or, for a stamp ahead of the agent's clock at `now`, that it is: "in 5 min
+/// (stamped ahead of this host's clock)", never "just now".
+fn line_age(log: &LogState, now: f64, at: Option<f64>, none: &str) -> String {
+    match at {
+        Some(at) if at - now >= AHEAD_SLACK_SECONDS => format!(
+            "in {} (stamped ahead of this host's clock)",
+            duration((at - now).round() as u64)
+        ),
+        _ => age(log.log_now(now), at, none),
+    }
+}
+
+/// How far ahead of the agent's clock a stamp may be and still be read as "now": a writer's
+/// clock a moment ahead, a stamp rounded up.
+const AHEAD_SLACK_SECONDS: f64 = 2.0;
 
 /// Seconds as `45 s`, `12 min`, `3 h 5 min` or `4 d 2 h`.
 pub fn duration(seconds: u64) -> String {
@@ -165,7 +140,7 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
                 if rejected > 0 { Tone::Bad } else { Tone::Plain },
             ),
             Cell::plain(skipped.to_string()),
-            Cell::plain(age(log.log_now(now), log.latest_line_at, "none yet")),
+            Cell::plain(line_age(log, now, log.latest_line_at, "none yet")),
             Cell::plain(log.model_name_shown(&state.settings)),
         ]);
     }
@@ -181,33 +156,46 @@ fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
             rows.push(row);
         }
     }
-    Table {
-        title: "Logs",
-        headers: vec![
-            "log",
-            "time zone",
-            "file",
-            "offset (bytes)",
-            "lines read",
-            "records parsed",
-            "rejected",
-            "skipped",
-            "last stats line",
-            "model",
-        ],
-        rows,
-        empty: "No log is followed.",
-    }
+    let headers = vec![
+        "log",
+        "time zone",
+        "file",
+        "offset (bytes)",
+        "lines read",
+        "records parsed",
+        "rejected",
+        "skipped",
+        LAST_LINE_PARSED,
+        "model",
+    ];
+    Table::new("Logs", headers, rows).or_else("No log is followed.")
 }
 
+/// The Logs table's column for the newest line any grammar recognised (a stats line, a start-up
+/// line, a request); an engine's table says when its own last stats line was written.
+const LAST_LINE_PARSED: &str = "last line parsed";
+
+/// A section per engine seen (a unit in a shown log): its table and its last hour; then one
+/// line naming the engines read but not seen.
 fn engine_tables(state: &State, now: f64) -> Vec<Table> {
     let mut tables = EngineTables {
         state,
         now,
         tables: Vec::new(),
+        unseen: Vec::new(),
     };
     engines::for_each_engine(&mut tables);
-    tables.tables
+    let mut sections = tables.tables;
+    if !tables.unseen.is_empty() {
+        let names = tables.unseen.join(", ");
+        let note = if sections.is_empty() {
+            format!("llmtail reads {names}: none seen in these logs yet.")
+        } else {
+            format!("Also read: {names}: none seen in these logs.")
+        };
+        sections.push(Table::new("Other engines", Vec::new(), Vec::new()).or_else(note));
+    }
+    sections
 }
 
 /// Each engine's table: its units, one row each, in [`engines::for_each_engine`] order.
@@ -215,6 +203,8 @@ struct EngineTables<'a> {
     state: &'a State,
     now: f64,
     tables: Vec<Table>,
+    /// The engines no shown log has a unit of.
+    unseen: Vec<&'static str>,
 }
 
 impl EngineVisitor for EngineTables<'_> {
@@ -224,29 +214,32 @@ impl EngineVisitor for EngineTables<'_> {
             let engine = log.engine::<E>();
             for cells in engine.landing_rows(&log.view(), &self.state.settings) {
                 let mut row = vec![Cell::code(log.label.to_string())];
-                // Ages on the log's own timeline: how long ago on the agent's clock, whatever
-                // zone the stamps were written in.
-                let log_now = log.log_now(self.now);
-                row.extend(cells.into_iter().map(|cell| landing_cell(cell, log_now)));
+                row.extend(
+                    cells
+                        .into_iter()
+                        .map(|cell| landing_cell(cell, log, self.now)),
+                );
                 rows.push(row);
             }
         }
+        if rows.is_empty() {
+            self.unseen.push(E::DISPLAY_NAME);
+            return;
+        }
         let mut headers = vec!["log"];
         headers.extend(E::LANDING.headers);
-        self.tables.push(Table {
-            title: E::LANDING.title,
-            headers,
-            rows,
-            empty: E::LANDING.empty,
-        });
+        let ring = self.state.history.ring(E::INDEX);
+        let charts = Chart::gather(ring, E::CHARTED, self.now);
+        self.tables
+            .push(Table::new(E::LANDING.title, headers, rows).with_charts(charts));
     }
 }
 
-fn landing_cell(cell: LandingCell, now: f64) -> Cell {
+fn landing_cell(cell: LandingCell, log: &LogState, now: f64) -> Cell {
     match cell {
         LandingCell::Text(text) => Cell::plain(text),
         LandingCell::Status(status) => status_cell(status),
-        LandingCell::Age { at, none } => Cell::plain(age(now, at, none)),
+        LandingCell::Age { at, none } => Cell::plain(line_age(log, now, at, none)),
     }
 }
 
@@ -278,15 +271,11 @@ fn settings_table(
     };
     let mut rows: Vec<(&str, String)> = shown.rows.clone();
     rows.insert(rows.len().min(2), ("last reload", reload));
-    Table {
-        title: "Settings in force",
-        headers: vec!["setting", "value"],
-        rows: rows
-            .into_iter()
-            .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
-            .collect(),
-        empty: "",
-    }
+    let rows = rows
+        .into_iter()
+        .map(|(name, value)| vec![Cell::code(name), Cell::plain(value)])
+        .collect();
+    Table::new("Settings in force", vec!["setting", "value"], rows)
 }
 
 /// The remote-write receivers' counters, read from the sources' series as any output reads
@@ -363,29 +352,24 @@ fn remote_write_table(sources: &[Arc<dyn SampleSource + Send + Sync>]) -> Option
             ]
         })
         .collect();
-    Some(Table {
-        title: "Remote write (samples pushed)",
-        headers: vec!["receiver", "sent", "failed (retried)", "dropped", "queued"],
+    Some(Table::new(
+        "Remote write (samples pushed)",
+        vec!["receiver", "sent", "failed (retried)", "dropped", "queued"],
         rows,
-        empty: "",
-    })
+    ))
 }
 
 fn build_table() -> Table {
-    Table {
-        title: "Build",
-        headers: vec!["version", "target", "metrics"],
-        rows: vec![vec![
-            Cell::plain(env!("CARGO_PKG_VERSION")),
-            Cell::plain(format!(
-                "{}-{}",
-                std::env::consts::ARCH,
-                std::env::consts::OS
-            )),
-            Cell::code("llmtail_build_info"),
-        ]],
-        empty: "",
-    }
+    let row = vec![
+        Cell::plain(env!("CARGO_PKG_VERSION")),
+        Cell::plain(format!(
+            "{}-{}",
+            std::env::consts::ARCH,
+            std::env::consts::OS
+        )),
+        Cell::code("llmtail_build_info"),
+    ];
+    Table::new("Build", vec!["version", "target", "metrics"], vec![row])
 }
 
 /// One sentence per kind of thing followed: how many are well, how many not.
@@ -501,10 +485,11 @@ impl Page {
             out,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width\"><title>llmtail</title>\n\
-             <style>{CSS}</style></head><body>\n<h1>llmtail <small>{}</small></h1>\n\
+             <style>{CSS}{}</style></head><body>\n<h1>llmtail <small>{}</small></h1>\n\
              <p>Follows the logs of LLM inference engines and serves their stats as Prometheus \
              metrics: <a href=\"{path}\">{path}</a> &middot; <a href=\"/-/healthy\">/-/healthy</a> \
              &middot; <a href=\"/-/ready\">/-/ready</a></p>\n<p class=\"summary\">",
+            charts::CSS,
             env!("CARGO_PKG_VERSION")
         );
         for cell in &self.summary {
@@ -559,90 +544,6 @@ th{background:#f2f2f2}code{font-size:13px;white-space:nowrap}.good{color:#16702e
 .bad{color:#b3261e;font-weight:600}.quiet{color:#777}.summary span{margin-right:1.2em}\
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.4em .8em}";
 
-fn tone_class(tone: Tone) -> &'static str {
-    match tone {
-        Tone::Plain => "plain",
-        Tone::Good => "good",
-        Tone::Bad => "bad",
-        Tone::Quiet => "quiet",
-    }
-}
-
-/// `text` for HTML: its markup characters as entities and its control characters (which HTML
-/// would show as nothing, or as a line break) as escapes.
-fn escape(text: &str) -> String {
-    escape_controls(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn html_table(out: &mut String, table: &Table) {
-    let _ = writeln!(out, "<h2>{}</h2>", table.title);
-    if table.rows.is_empty() {
-        let _ = writeln!(out, "<p class=\"quiet\">{}</p>", table.empty);
-        return;
-    }
-    out.push_str("<table><tr>");
-    for header in &table.headers {
-        let _ = write!(out, "<th>{header}</th>");
-    }
-    out.push_str("</tr>\n");
-    for row in &table.rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let text = escape(&cell.text);
-            let text = if cell.code && !text.is_empty() {
-                format!("<code>{text}</code>")
-            } else {
-                text
-            };
-            match cell.tone {
-                Tone::Plain => {
-                    let _ = write!(out, "<td>{text}</td>");
-                }
-                tone => {
-                    let _ = write!(out, "<td class=\"{}\">{text}</td>", tone_class(tone));
-                }
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-}
-
-/// A table as columns padded to their widest cell; a setting table as `name: value` lines.
-fn text_table(out: &mut String, table: &Table) {
-    let _ = writeln!(out, "\n{}", table.title);
-    if table.rows.is_empty() {
-        let _ = writeln!(out, "  {}", table.empty);
-        return;
-    }
-    let rows: Vec<Vec<_>> = table
-        .rows
-        .iter()
-        .map(|row| row.iter().map(|cell| escape_controls(&cell.text)).collect())
-        .collect();
-    let mut widths: Vec<usize> = table.headers.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (width, text) in widths.iter_mut().zip(row) {
-            *width = (*width).max(text.chars().count());
-        }
-    }
-    let line = |cells: &mut dyn Iterator<Item = &str>| -> String {
-        let padded: Vec<String> = cells
-            .zip(&widths)
-            .map(|(text, width)| format!("{text:<width$}"))
-            .collect();
-        format!("  {}", padded.join("  ").trim_end())
-    };
-    let _ = writeln!(out, "{}", line(&mut table.headers.iter().copied()));
-    for row in &rows {
-        let _ = writeln!(out, "{}", line(&mut row.iter().map(|text| text.as_ref())));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,20 +554,5 @@ mod tests {
         assert_eq!(duration(720), "12 min");
         assert_eq!(duration(3 * 3600 + 300), "3 h 5 min");
         assert_eq!(duration(4 * 86_400 + 7200), "4 d 2 h");
-    }
-
-    #[test]
-    fn a_text_table_pads_columns_to_their_widest_cell() {
-        let mut out = String::new();
-        text_table(
-            &mut out,
-            &Table {
-                title: "T",
-                headers: vec!["a", "bb"],
-                rows: vec![vec![Cell::plain("long"), Cell::plain("x")]],
-                empty: "",
-            },
-        );
-        assert_eq!(out, "\nT\n  a     bb\n  long  x\n");
     }
 }

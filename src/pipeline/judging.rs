@@ -31,12 +31,14 @@ impl Judging {
     }
 
     /// Judges every log at `now`: the logs of a glob gone past the expiry are forgotten, and
-    /// their files let go of; every engine's liveness is judged.
+    /// their files let go of; every engine's liveness is judged, and what it shows sampled for
+    /// the landing page's charts.
     pub fn judge_all(&mut self, state: &mut State, followed: &mut FollowedLogs, now: f64) {
         for index in state.forget_expired(now) {
             followed.remove(index);
         }
         state.judge_liveness(now);
+        state.sample_history(now);
         self.last = Some(now);
     }
 }

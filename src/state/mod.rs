@@ -2,8 +2,11 @@
 //!
 //! The pipeline applies each parsed record here; the exposition reads it on a scrape. The
 //! state is a pure function of the lines applied (their order and timestamps), which is what
-//! makes `--from start` rebuild exactly what a long-running agent would show.
+//! makes `--from start` rebuild exactly what a long-running agent would show. The one part that
+//! is not, [`history`], is what the agent served over the last hour on its own clock, for the
+//! landing page's charts; nothing else reads it.
 
+pub mod history;
 pub mod log_clock;
 pub mod readiness;
 pub mod repeats;
@@ -14,8 +17,11 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::engines::parts::caps::{Refused, SeriesGuard};
-use crate::engines::{EngineSetup, EngineStates, LogContext, LogView, Registered};
+use crate::engines::{
+    self, EngineSetup, EngineStates, EngineVisitor, LogContext, LogView, Registered,
+};
 use crate::source::{LogSpec, SkipReason};
+use history::History;
 use log_clock::LogClock;
 pub use readiness::{CannotOpen, GivenLog, NotOpen, UNRECOGNISED_AFTER_LINES};
 use repeats::RecentRecords;
@@ -66,6 +72,8 @@ pub struct State {
     pub caught_up: bool,
     /// The series every log's engines and ranks cost, against `--max-series`.
     pub series: usize,
+    /// Each engine's last hour, for the landing page's charts.
+    pub history: History,
 }
 
 /// How often each grammar matched in one log, and when it last did.
@@ -343,6 +351,7 @@ impl State {
             given_logs: Vec::new(),
             caught_up: false,
             series: 0,
+            history: History::default(),
         }
     }
 
@@ -424,11 +433,63 @@ impl State {
         }
     }
 
+    /// Samples every engine's charted gauges into its last hour at agent time `now` (the
+    /// judging tick's; see [`history`]). Nothing before the backlog is read: what a log held
+    /// shows only through the state it leaves.
+    pub fn sample_history(&mut self, now: f64) {
+        if !self.caught_up {
+            return;
+        }
+        let mut sampler = HistorySampler {
+            logs: &self.logs,
+            history: &mut self.history,
+            now,
+        };
+        engines::for_each_engine(&mut sampler);
+    }
+
     /// The latest line time of any log: "now" for a one-shot reading, which shows the logs as
     /// they stood when their last line was written.
     pub fn latest_line_at(&self) -> Option<f64> {
         self.iter_logs()
             .filter_map(|l| l.latest_line_at)
             .reduce(f64::max)
+    }
+}
+
+/// One sample of every engine that has a unit in a shown log: its charted gauges, combined over
+/// its logs.
+struct HistorySampler<'a> {
+    logs: &'a [Option<LogState>],
+    history: &'a mut History,
+    now: f64,
+}
+
+impl EngineVisitor for HistorySampler<'_> {
+    fn visit<E: Registered>(&mut self) {
+        // An engine that charts nothing keeps no ring.
+        if E::CHARTED.iter().all(Option::is_none) {
+            return;
+        }
+        let mut seen = false;
+        let mut values = [None; 4];
+        for log in self.logs.iter().flatten().filter(|log| !log.expired) {
+            let engine = log.engine::<E>();
+            if engine.unit_count() == 0 {
+                continue;
+            }
+            seen = true;
+            let charted = engines::Charted::ALL;
+            for ((value, new), quantity) in
+                values.iter_mut().zip(engine.charted_values()).zip(charted)
+            {
+                if let Some(new) = new {
+                    *value = Some(value.map_or(new, |v: f64| quantity.combine(v, new)));
+                }
+            }
+        }
+        if seen {
+            self.history.note(E::INDEX, self.now, values);
+        }
     }
 }

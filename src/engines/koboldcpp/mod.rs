@@ -18,7 +18,9 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{
+    ApplyContext, ChartedSeries, Engine, Landing, LandingCell, LogView, UnitLabels,
+};
 use crate::engines::parts::caps::Refused;
 use crate::engines::parts::float;
 use crate::engines::parts::liveness::{self, Status};
@@ -103,10 +105,15 @@ impl Engine for KoboldcppLog {
     const LANDING: Landing = Landing {
         title: "KoboldCpp servers",
         headers: &["status", "last generation", "generations"],
-        empty: "No KoboldCpp server has finished a generation yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["log"];
     const TABLE: &'static [Row<KoboldcppServer>] = series::KOBOLDCPP;
+    const CHARTED: ChartedSeries = [
+        None,
+        None,
+        None,
+        Some("llmtail_koboldcpp_generate_tokens_per_second"),
+    ];
     type Unit = KoboldcppServer;
     type Key = ();
     type Record<'r> = KoboldcppRecord;

@@ -21,7 +21,9 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{
+    ApplyContext, ChartedSeries, Engine, Landing, LandingCell, LogView, UnitLabels,
+};
 use crate::engines::parts::caps::{Cap, Refused};
 use crate::engines::parts::float;
 use crate::engines::parts::histogram::Histogram;
@@ -291,10 +293,10 @@ impl Engine for LlamacppLog {
             "prompt tokens",
             "tokens predicted",
         ],
-        empty: "No llama-server slot has written a timing or slot line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["log", "port", "slot"];
     const TABLE: &'static [Row<LlamacppSlot>] = series::LLAMACPP;
+    const CHARTED: ChartedSeries = [Some("llamacpp:requests_processing"), None, None, None];
     const CAPS: &'static [Cap] = &[SLOTS_PER_LOG];
     type Unit = LlamacppSlot;
     type Key = ();

@@ -19,7 +19,9 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{
+    ApplyContext, ChartedSeries, Engine, Landing, LandingCell, LogView, UnitLabels,
+};
 use crate::engines::parts::caps::{self, Cap, Refused};
 use crate::engines::parts::counting::{add_tokens, fraction_of_percent};
 use crate::engines::parts::float;
@@ -226,10 +228,15 @@ impl Engine for LmdeployLog {
     const LANDING: Landing = Landing {
         title: "LMDeploy ranks",
         headers: &["engine (DP rank)", "status", "model", "last stats line"],
-        empty: "No LMDeploy rank has written a stats line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["model_name", "engine", "log"];
     const TABLE: &'static [Row<LmdeployRank>] = series::LMDEPLOY;
+    const CHARTED: ChartedSeries = [
+        Some("lmdeploy:num_requests_running"),
+        Some("lmdeploy:num_requests_waiting"),
+        Some("lmdeploy:gpu_cache_usage_perc"),
+        Some("llmtail_lmdeploy_generation_throughput_tokens_per_second"),
+    ];
     const CAPS: &'static [Cap] = &[RANKS_PER_LOG];
     type Unit = LmdeployRank;
     type Key = u32;

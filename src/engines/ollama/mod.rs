@@ -250,7 +250,6 @@ impl Engine for OllamaLog {
             "last load",
             "loaded runners",
         ],
-        empty: "No Ollama server has written an access or runner line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["method", "path", "log"];
     const TABLE: &'static [Row<OllamaRoute>] = series::OLLAMA_ROUTE;

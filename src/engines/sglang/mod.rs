@@ -27,7 +27,9 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{
+    ApplyContext, ChartedSeries, Engine, Landing, LandingCell, LogView, UnitLabels,
+};
 use crate::engines::parts::caps::{Cap, Refused};
 use crate::engines::parts::float;
 use crate::engines::parts::liveness::{self, LastWord, Phase, Status};
@@ -471,11 +473,16 @@ impl Engine for SglangLog {
     const LANDING: Landing = Landing {
         title: "SGLang schedulers",
         headers: &["scheduler", "status", "model", "last line"],
-        empty: "No SGLang scheduler has written a batch line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] =
         &["model_name", "dp_rank", "pp_rank", "tp_rank", "log"];
     const TABLE: &'static [Row<SglangScheduler>] = series::SGLANG;
+    const CHARTED: ChartedSeries = [
+        Some("sglang:num_running_reqs"),
+        Some("sglang:num_queue_reqs"),
+        Some("sglang:token_usage"),
+        Some("sglang:gen_throughput"),
+    ];
     const CAPS: &'static [Cap] = &[SCHEDULERS_PER_LOG];
     type Unit = SglangScheduler;
     type Key = SchedulerKey;

@@ -140,7 +140,6 @@ impl Engine for TgiLog {
             "generation requests",
             "embedding requests",
         ],
-        empty: "No TGI, TEI or LoRAX router has logged a request or its capacity yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["log"];
     const TABLE: &'static [Row<TgiRouter>] = series::TGI;

@@ -16,7 +16,9 @@ use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Row;
-use crate::engines::engine::{ApplyContext, Engine, Landing, LandingCell, LogView, UnitLabels};
+use crate::engines::engine::{
+    ApplyContext, ChartedSeries, Engine, Landing, LandingCell, LogView, UnitLabels,
+};
 use crate::engines::parts::caps::{Cap, Refused};
 use crate::engines::parts::counting::CumulativeCounter;
 use crate::engines::parts::float;
@@ -617,10 +619,10 @@ impl Engine for TrtllmLog {
     const LANDING: Landing = Landing {
         title: "TensorRT-LLM and Triton executors",
         headers: &["rank", "status", "model", "last iteration", "iterations"],
-        empty: "No TensorRT-LLM or Triton executor has written an iteration line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["model", "version", "log", "rank"];
     const TABLE: &'static [Row<TrtllmRank>] = series::TRTLLM;
+    const CHARTED: ChartedSeries = [None, Some("llmtail_trtllm_queued_requests"), None, None];
     const CAPS: &'static [Cap] = &[RANKS_PER_LOG, TRITON_SLOTS_PER_LOG];
     type Unit = TrtllmRank;
     type Key = String;

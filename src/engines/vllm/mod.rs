@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::catalog::{Metric, Row};
 use crate::engines::engine::{
-    ApplyContext, Engine, EngineSetup, Landing, LandingCell, LogView, UnitLabels,
+    ApplyContext, ChartedSeries, Engine, EngineSetup, Landing, LandingCell, LogView, UnitLabels,
 };
 use crate::engines::parts::caps::{self, Cap, Refused};
 use crate::engines::parts::counting::{add_tokens, fraction_of_percent, CumulativeCounter};
@@ -731,10 +731,15 @@ impl Engine for VllmLog {
             "last stats line",
             "start-ups",
         ],
-        empty: "No vLLM engine has written a stats or start-up line yet.",
     };
     const UNIT_LABELS: &'static [&'static str] = &["engine", "model_name", "log"];
     const TABLE: &'static [Row<VllmEngine>] = series::VLLM_ENGINE;
+    const CHARTED: ChartedSeries = [
+        Some("vllm:num_requests_running"),
+        Some("vllm:num_requests_waiting"),
+        Some("vllm:kv_cache_usage_perc"),
+        Some("vllm:avg_generation_throughput_toks_per_s"),
+    ];
     const CAPS: &'static [Cap] = &[ENGINES_PER_LOG];
     const LOG_METRICS: &'static [Metric] = &[series::VLLM_STATS_LOGGING_DISABLED];
     type Unit = VllmEngine;
