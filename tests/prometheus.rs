@@ -1,8 +1,8 @@
-//! A real Prometheus (Debian's `prometheus` package, installed by `.ci/run`) scrapes the agent,
+//! A real Prometheus (Debian's `prometheus` package, installed by `scripts/test`) scrapes the agent,
 //! and its query API returns what the log said; `promtool check metrics` accepts our output.
 //!
-//! Without the binaries these tests fail with the install command, unless
-//! `LLMTAIL_SKIP_PROMETHEUS=1` says to skip them on purpose.
+//! Without the binaries these tests fail saying to run `scripts/test` (which installs them),
+//! unless `LLMTAIL_SKIP_PROMETHEUS=1` says to skip them on purpose.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,7 +16,7 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
         return None;
     }
     Some(on_path(name).unwrap_or_else(|| {
-        panic!("{name} is not installed: apt-get install -y prometheus (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
+        panic!("{name} is not installed: run scripts/test, which installs what the tests need (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
     }))
 }
 
