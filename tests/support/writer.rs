@@ -306,7 +306,9 @@ fn logrotate_program() -> PathBuf {
                 .find(|p| p.is_file())
         })
         .unwrap_or_else(|| {
-            panic!("logrotate is not installed: run scripts/test, which installs what the tests need")
+            panic!(
+                "logrotate is not installed: run scripts/test, which installs what the tests need"
+            )
         })
 }
 
