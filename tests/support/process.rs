@@ -128,6 +128,18 @@ impl AgentProcess {
         command
     }
 
+    /// [`AgentProcess::spawn`], once `/-/ready` answers 200.
+    pub fn start(command: Command) -> AgentProcess {
+        let agent = AgentProcess::spawn(command);
+        assert!(
+            super::agent::eventually(|| super::agent::http_get(agent.addr, "/-/ready", None)
+                .is_ok_and(|r| r.status == 200)),
+            "the agent never became ready:\n{}",
+            agent.stderr.text()
+        );
+        agent
+    }
+
     /// Starts `command` and waits for the agent to say where it serves; not for it to be
     /// ready.
     pub fn spawn(mut command: Command) -> AgentProcess {
@@ -145,6 +157,20 @@ impl AgentProcess {
         super::agent::http_get(self.addr, "/metrics", None)
             .map(|r| r.body)
             .unwrap_or_default()
+    }
+
+    /// Polls `/metrics` until `condition` holds; panics with the last exposition otherwise.
+    pub fn wait_for(&self, what: &str, mut condition: impl FnMut(&str) -> bool) -> String {
+        let mut last = String::new();
+        let held = super::agent::eventually(|| {
+            last = self.metrics();
+            condition(&last)
+        });
+        assert!(
+            held,
+            "waited {DEADLINE:?} for {what}; last /metrics:\n{last}"
+        );
+        last
     }
 
     /// Sends SIGTERM and waits (up to [`DEADLINE`]) for the agent to exit: how it exited, if
