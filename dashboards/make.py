@@ -5,7 +5,7 @@ The JSON files are what users import; this script is how they are kept consisten
 datasource variable, the same filter on every query, one layout). Edit here, run it, commit
 both. `cargo test --test integration dashboards` runs every query of every dashboard through a
 real Prometheus scraping llmtail, and fails on one that errors or returns nothing.
-Metric and label names are those of the engines' series tables (the README's metric table).
+Metric and label names are those of the engines' series tables (docs/REFERENCE.md).
 """
 
 import json
@@ -276,7 +276,7 @@ def vllm():
            "here:** time to first token, time per output token, end-to-end latency, queue time, "
            "prefill and decode time, prompt and generation length histograms, finish reasons "
            "(vLLM logs no per-request timings or counts). Gauges hold the last printed value for "
-           "one interval; token counters are rebuilt within 0.1% (README, \"What a log can and "
+           "one interval; token counters are rebuilt within 0.1% (docs/FAQ.md, \"What a log can and "
            "cannot tell\").")
     variables = [
         query_variable("instance", "Instance", "label_values(llmtail_vllm_engine_up, instance)"),

@@ -9,7 +9,7 @@ and CRI with one long line split into parts, journald short/short-iso/syslog, JS
 vLLM's ANSI colours). File names are the content's SHA-1, as libFuzzer names its own finds.
 
 Run from anywhere: `python3 fuzz/seed_corpus.py`. It replaces the seed directories whole, so
-what a fuzzing run added there goes (runs should write their finds elsewhere: see the README).
+what a fuzzing run added there goes (runs should write their finds elsewhere: see CONTRIBUTING.md).
 Needs Python 3.11+ (tomllib), nothing else.
 """
 

@@ -86,6 +86,29 @@ systemd-analyze security --offline=true "$unit" | tail -n 1
 enabled=$(systemctl is-enabled llmtail.service 2>&1 || true)
 [ "$enabled" = disabled ] || fail "systemctl is-enabled llmtail.service says \"$enabled\", not disabled"
 
+echo "== a 0640 root:adm log, read as the unit runs the binary"
+# systemd need not run here, so the unit's user and groups are taken as it would give them:
+# DynamicUser=yes picks an unnamed uid from 61184-65519, SupplementaryGroups adds its groups.
+groups=$(sed -n 's/^SupplementaryGroups=//p' "$unit" | tr ' ' ',')
+[ -n "$groups" ] || fail "$unit has no SupplementaryGroups: a 0640 root:adm log is unreadable to it"
+logdir=$(mktemp -d)
+chmod 0755 "$logdir"
+cp fixtures/replay/vllm-0.8.4-v1-tp2.log "$logdir/vllm.log"
+chown root:adm "$logdir/vllm.log"
+chmod 0640 "$logdir/vllm.log"
+as_unit() {
+  setpriv --reuid=61184 --regid=61184 "$@" --inh-caps=-all -- \
+    /usr/bin/llmtail --one-shot --log "$logdir/vllm.log"
+}
+metrics=$(as_unit --groups="$groups" 2>&1) || fail "the unit's user with groups $groups cannot read a 0640 root:adm log:"$'\n'"$metrics"
+grep -q '^vllm:num_requests_running' <<<"$metrics" || fail "no vllm series read from the root:adm log:"$'\n'"$metrics"
+# The same user without the groups is refused: the groups, not a loose mode, did it.
+if denied=$(as_unit --clear-groups 2>&1); then
+  fail "the log was readable without the unit's groups; the check above proves nothing"
+fi
+grep -q 'Permission denied' <<<"$denied" || fail "expected a permission error without the groups:"$'\n'"$denied"
+rm -r "$logdir"
+
 echo "== the man page"
 zcat /usr/share/man/man1/llmtail.1.gz | cmp - packaging/llmtail.1 || fail "the installed man page differs from packaging/llmtail.1"
 zcat /usr/share/man/man1/llmtail-replay.1.gz | cmp - packaging/llmtail-replay.1 || fail "the installed man page differs from packaging/llmtail-replay.1"

@@ -82,7 +82,7 @@ impl LiveSettings {
 /// The config file. Unknown keys are errors: a typo must not be silently ignored.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ConfigFile {
+pub(crate) struct ConfigFile {
     #[serde(default)]
     web: WebSection,
     from: Option<From>,
@@ -114,7 +114,7 @@ enum IntervalValue {
 }
 
 /// An example config, shown when the file cannot be read as one.
-const CONFIG_EXAMPLE: &str = "see the README's \"Config file\" section; for example:\n\
+const CONFIG_EXAMPLE: &str = "every key is in docs/REFERENCE.md, an example in docs/GUIDE.md (\"Config file\"); for example:\n\
     \n    [web]\n    listen_address = \"0.0.0.0:3913\"\n    [labels]\n    instance_group = \"a\"\n    [[log]]\n    path = \"/var/log/vllm.log\"\n    labels = { gpu = \"0\" }";
 
 fn read_config(path: &Path) -> Result<ConfigFile, ConfigError> {
@@ -439,11 +439,35 @@ mod tests {
         assert_eq!(s.logs[0].spec, LogSpec::Path("/var/log/vllm.log".into()));
     }
 
-    /// Issue 10: `--web.listen-address localhost:3913` was refused as not HOST:PORT.
+    /// `--web.listen-address localhost:3913` was refused as not HOST:PORT.
     #[test]
     fn a_listen_address_may_name_a_host() {
         let s = settings(&["--log", "x", "--web.listen-address", "localhost:3913"]).unwrap();
         assert_eq!(s.listen_address.to_string(), "127.0.0.1:3913");
+    }
+
+    /// `--web.listen-address :3913`, the exporters' form for every interface, was refused as
+    /// not HOST:PORT, flag and config key alike.
+    #[test]
+    fn a_listen_address_without_a_host_is_every_interface() {
+        let s = settings(&["--log", "x", "--web.listen-address", ":9400"]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "0.0.0.0:9400");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("llmtail.toml");
+        std::fs::write(
+            &path,
+            "[web]\nlisten_address = \":9401\"\n\n[[log]]\npath = \"/x.log\"\n",
+        )
+        .unwrap();
+        let s = settings(&["--config", path.to_str().unwrap()]).unwrap();
+        assert_eq!(s.listen_address.to_string(), "0.0.0.0:9401");
+
+        let refused = settings(&["--log", "x", "--web.listen-address", ":http"]);
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("is not HOST:PORT"));
     }
 
     #[test]
@@ -624,14 +648,14 @@ mod tests {
         settings(&all)
     }
 
-    /// The README's "Config file" example, as a config file llmtail can load here: without
+    /// The guide's "Config file" example, as a config file llmtail can load here: without
     /// the parts that read other files (the web config, a remote write password), which a
     /// test machine does not have.
-    fn readme_config_example() -> String {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README.md");
+    fn guide_config_example() -> String {
+        let guide = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/GUIDE.md"))
+            .expect("docs/GUIDE.md");
         let start = "```toml\n# llmtail --config";
-        let block = &readme[readme.find(start).expect("the README's config example") + 8..];
+        let block = &guide[guide.find(start).expect("the guide's config example") + 8..];
         let block = &block[..block.find("```").unwrap()];
         let mut example: toml::Table = toml::from_str(block).expect("the example is TOML");
         example.remove("remote_write");
@@ -641,15 +665,15 @@ mod tests {
         toml::to_string(&example).unwrap()
     }
 
-    /// The README's own `path_labels` example captured `model`, a label engines set, and was
-    /// refused at start-up.
+    /// The guide's own `path_labels` example once captured `model`, a label engines set, and
+    /// was refused at start-up.
     #[test]
-    fn the_readmes_path_labels_example_loads() {
+    fn the_guides_path_labels_example_loads() {
         let dir = tempfile::tempdir().unwrap();
-        let example = readme_config_example();
+        let example = guide_config_example();
         assert!(example.contains("path_labels = \"^/srv/"), "{example}");
         let settings = settings_with_config(&dir, &example, &[])
-            .unwrap_or_else(|e| panic!("the README's config example is refused:\n{e}\n{example}"));
+            .unwrap_or_else(|e| panic!("the guide's config example is refused:\n{e}\n{example}"));
         let entry = settings
             .logs
             .iter()

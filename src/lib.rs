@@ -24,6 +24,8 @@ pub mod log_settings;
 pub mod path_labels;
 pub mod pipeline;
 pub mod printable;
+#[cfg(test)]
+mod reference;
 pub mod reload;
 pub mod remote_write;
 pub mod run;

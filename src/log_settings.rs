@@ -55,7 +55,7 @@ pub struct LogEntry {
 /// `[log.vllm]`, the vLLM settings of one `[[log]]` entry.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct VllmTable {
+pub(crate) struct VllmTable {
     /// The vLLM version that wrote the log: as the entry's `vllm_version`.
     version: Option<String>,
 }

@@ -1,12 +1,13 @@
 //! The `llmtail` binary: flags in, exit code out. Everything else is the library.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 use llmtail::cli::{Cli, Command, ReplayArgs};
 use llmtail::clock::Clock;
 use llmtail::config::Settings;
+use llmtail::run::StartupError;
 use llmtail::state_file_lock::StateFileLockError;
 
 fn main() -> ExitCode {
@@ -24,6 +25,9 @@ fn main() -> ExitCode {
         .with_target(false)
         .fmt_fields(llmtail::printable::log_fields())
         .with_ansi(std::io::stderr().is_terminal())
+        // A log line that cannot be written (stderr piped to a `head` that has exited) is
+        // dropped: reporting it would write to stderr again, and panic.
+        .log_internal_errors(false)
         .init();
     if let Some(Command::Replay(args)) = &cli.command {
         return replay(args);
@@ -42,9 +46,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // Another agent's state file is a start-up error, as a bad flag is: the fix is in the
-        // command line, and a supervisor that restarts on failure should not try again.
-        Err(e) if e.is::<StateFileLockError>() => {
+        // The reader of the output (`| head`) has what it wanted: stop quietly, as `cat` does.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        // Another agent's state file, a port taken: start-up errors, as a bad flag is: the fix
+        // is in the command line or on the host, and a supervisor should not try again.
+        Err(e) if e.is::<StateFileLockError>() || e.is::<StartupError>() => {
             say(&format!("llmtail: {e}"));
             ExitCode::from(2)
         }
@@ -56,9 +62,20 @@ fn main() -> ExitCode {
 }
 
 /// Writes `text` on stderr, with the control characters of the file names it quotes escaped
-/// (a log named with `\x1b[2J` would clear the terminal).
+/// (a log named with `\x1b[2J` would clear the terminal). A stderr that is closed (piped to a
+/// `head` that has exited) takes nothing, and that is no reason to panic as `eprintln!` does.
 fn say(text: &str) {
-    eprintln!("{}", llmtail::printable::escape_controls_but_newlines(text));
+    let text = llmtail::printable::escape_controls_but_newlines(text);
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The error is a write to a pipe whose reader has gone.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// `llmtail replay`: the logs' history as OpenMetrics text, a summary on stderr.
@@ -94,6 +111,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
             say(&summary.to_string());
             ExitCode::SUCCESS
         }
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             say(&format!("llmtail: {e:#}"));
             ExitCode::from(1)

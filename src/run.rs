@@ -19,6 +19,24 @@ use crate::source::{LogSpec, Reader, Sink, SourceOptions, Stopper};
 use crate::state::ConfigReload;
 use crate::state_file_lock::StateFileLock;
 
+/// A failure before the agent serves: the same inputs on the same host would fail again, so
+/// `main` exits 2 for it, as for a bad flag, and a supervisor does not restart it every 2 s
+/// (the unit's `RestartPreventExitStatus=2`). The message names the input and the fix.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct StartupError(anyhow::Error);
+
+/// Marks a failure as one of start-up ([`StartupError`]).
+trait AtStartup<T> {
+    fn at_startup(self) -> anyhow::Result<T>;
+}
+
+impl<T, E: Into<anyhow::Error>> AtStartup<T> for Result<T, E> {
+    fn at_startup(self) -> anyhow::Result<T> {
+        self.map_err(|e| StartupError(e.into()).into())
+    }
+}
+
 /// The reader of the logs `settings` name, going on from `restored` if there is one.
 fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<Reader> {
     let options = SourceOptions {
@@ -30,7 +48,9 @@ fn reader(settings: &Settings, restored: Option<&Checkpoint>) -> anyhow::Result<
         ..SourceOptions::default()
     };
     let specs = settings.logs.iter().map(|l| l.spec.clone()).collect();
-    Reader::new(specs, options).context("cannot follow the logs")
+    Reader::new(specs, options)
+        .context("cannot follow the logs")
+        .at_startup()
 }
 
 /// Reads every log to its current end and writes the exposition (text format 0.0.4) to `out`.
@@ -56,12 +76,23 @@ pub fn one_shot(settings: &Settings, clock: Clock, out: &mut dyn Write) -> anyho
         let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
         let now = state.latest_line_at().unwrap_or_else(|| clock.now());
         state.judge(now);
+        say_what_was_not_recognised(&state);
     }
     let text = render::render(&state, &[], render::Format::Text004);
     out.write_all(text.as_bytes())
         .context("cannot write the metrics to stdout")?;
     out.flush().context("cannot write the metrics to stdout")?;
     Ok(())
+}
+
+/// Warns of every log read whole with not one line recognised. Serving waits for
+/// [`crate::state::UNRECOGNISED_AFTER_LINES`] lines, since an engine may not have printed its
+/// first stats line yet; a one-shot read has the whole log, and no line will come after, so any
+/// line read is enough to judge it by.
+fn say_what_was_not_recognised(state: &crate::state::State) {
+    for log in state.iter_logs().filter(|log| log.nothing_recognised_in(1)) {
+        tracing::warn!("{}", log.nothing_recognised_warning());
+    }
 }
 
 /// `--log-timezone auto` learns a log's offset from lines as they arrive; reading a whole log
@@ -112,18 +143,41 @@ pub fn serve(settings: &Settings) -> anyhow::Result<()> {
         .enable_all()
         .max_blocking_threads(2)
         .build()
-        .context("cannot start the async runtime")?;
+        .context("cannot start the async runtime")
+        .at_startup()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(settings.listen_address)
+        let address = settings.listen_address;
+        let listener = tokio::net::TcpListener::bind(address)
             .await
-            .with_context(|| {
-                format!(
-                    "cannot listen on {} (--web.listen-address)",
-                    settings.listen_address
-                )
-            })?;
+            .map_err(|e| cannot_listen(address, &e))
+            .at_startup()?;
         serve_on(settings, listener, Clock::system(), shutdown_signal()).await
     })
+}
+
+/// Why the agent cannot listen on `address`, and what to do.
+fn cannot_listen(address: std::net::SocketAddr, error: &std::io::Error) -> anyhow::Error {
+    let port = address.port();
+    let fix = match error.kind() {
+        std::io::ErrorKind::AddrInUse => format!(
+            "another process listens on port {port} (`ss -ltnp 'sport = :{port}'` names it): \
+             stop it, or give llmtail another port, e.g. --web.listen-address {}:{}",
+            address.ip(),
+            port.wrapping_add(1).max(1024)
+        ),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "a port below 1024 takes CAP_NET_BIND_SERVICE: use a port above 1023, e.g. \
+             --web.listen-address {}:3913",
+            address.ip()
+        ),
+        std::io::ErrorKind::AddrNotAvailable => format!(
+            "{} is not an address of this host: e.g. --web.listen-address 127.0.0.1:{port}, or \
+             :{port} for every interface",
+            address.ip()
+        ),
+        _ => "check --web.listen-address (or [web] listen_address)".to_string(),
+    };
+    anyhow::anyhow!("cannot listen on {address} (--web.listen-address): {error}\n  fix: {fix}")
 }
 
 /// Follows the logs and serves on `listener` until `shutdown` completes. Tests call this
@@ -194,12 +248,12 @@ pub async fn serve_on(
         lifecycle,
         sources,
     };
-    let address = listener.local_addr().ok();
+    let address = listener.local_addr().unwrap_or(settings.listen_address);
     let (tls, basic_auth) = (
         settings.web_config.is_tls(),
         !settings.web_config.current().users.is_empty(),
     );
-    tracing::info!(address = ?address, path = %settings.telemetry_path, tls, basic_auth, "serving metrics");
+    tracing::info!(%address, path = %settings.telemetry_path, tls, basic_auth, "serving metrics");
     let options = ServeOptions {
         max_connections: settings.max_connections,
         ..ServeOptions::default()
@@ -268,6 +322,7 @@ fn spawn_reader(
         .name("llmtail-reader".into())
         .spawn(move || reader.follow(&mut sink))
         .context("cannot start the reader thread")
+        .at_startup()
 }
 
 /// Completes on SIGTERM (systemd stop) or SIGINT (Ctrl-C).

@@ -554,7 +554,7 @@ fn example() -> Example {
     toml::from_str(&std::fs::read_to_string(path).unwrap()).expect("the example fixture parses")
 }
 
-/// The README's table of vLLM's example dashboard, rendered from the fixture.
+/// The guide's table of vLLM's example dashboard, rendered from the fixture.
 fn example_table(example: &Example) -> String {
     let mut out = String::from("| panel | on llmtail | why |\n|---|---|---|\n");
     for panel in &example.panel {
@@ -571,15 +571,20 @@ fn example_table(example: &Example) -> String {
     out
 }
 
-/// The README says which panels of vLLM's example dashboard work; that list is the fixture the
+/// The guide says which panels of vLLM's example dashboard work; that list is the fixture the
 /// live test checks. `LLMTAIL_BLESS=1` rewrites it.
 #[test]
-fn the_readme_table_of_vllms_example_dashboard_is_the_checked_fixture() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+fn the_guides_table_of_vllms_example_dashboard_is_the_checked_fixture() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/GUIDE.md");
     let readme = std::fs::read_to_string(&path).unwrap();
     let (begin, end) = ("<!-- vllm-example:begin -->\n", "<!-- vllm-example:end -->");
-    let start = readme.find(begin).expect("README has vllm-example:begin") + begin.len();
-    let stop = readme.find(end).expect("README has vllm-example:end");
+    let start = readme
+        .find(begin)
+        .expect("docs/GUIDE.md has vllm-example:begin")
+        + begin.len();
+    let stop = readme
+        .find(end)
+        .expect("docs/GUIDE.md has vllm-example:end");
     let table = example_table(&example());
     if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
         std::fs::write(
@@ -592,7 +597,7 @@ fn the_readme_table_of_vllms_example_dashboard_is_the_checked_fixture() {
     assert_eq!(
         &readme[start..stop],
         table,
-        "README's table of vLLM's example dashboard is stale: LLMTAIL_BLESS=1 cargo test --test integration dashboards"
+        "docs/GUIDE.md's table of vLLM's example dashboard is stale: LLMTAIL_BLESS=1 cargo test --test integration dashboards"
     );
 }
 
@@ -698,7 +703,7 @@ fn every_query_of_every_shipped_dashboard_returns_series_from_a_real_prometheus(
         .collect();
     assert!(
         not_empty.is_empty(),
-        "queries of vLLM's example dashboard the README says stay empty on llmtail:{}",
+        "queries of vLLM's example dashboard the guide says stay empty on llmtail:{}",
         report(&not_empty)
     );
     eprintln!(

@@ -171,7 +171,7 @@ fn the_landing_page_and_health_endpoints_say_what_is_followed() {
     assert_eq!(agent.get("/metrics").unwrap().status, 404);
 }
 
-/// Issue 10: the landing page said "waiting" for a log that does not exist yet and left out a
+/// The landing page said "waiting" for a log that does not exist yet and left out a
 /// glob that matches nothing; it now says why a log is not open, and lists such globs.
 #[test]
 fn the_landing_page_says_why_a_log_is_not_read() {
@@ -180,15 +180,27 @@ fn the_landing_page_says_why_a_log_is_not_read() {
     let glob = format!("{}/*.txt", dir.path().display());
     let read = dir.path().join("vllm.log");
     append(&read, &[CONFIG_LINE, ISSUE_LINE]);
-    let agent = RunningAgent::start(&[
-        "--log",
-        missing.to_str().unwrap(),
-        "--log",
-        &glob,
-        "--log",
-        read.to_str().unwrap(),
-    ]);
-    let page = http_get(agent.addr, "/", Some("text/html")).unwrap().body;
+    // Never ready (`/-/ready` is 503 while a log cannot be opened): the page is waited for.
+    let agent = RunningAgent::launch(
+        &[
+            "--log",
+            missing.to_str().unwrap(),
+            "--log",
+            &glob,
+            "--log",
+            read.to_str().unwrap(),
+        ],
+        TESTS_NOW,
+    );
+    let mut page = String::new();
+    assert!(
+        eventually(|| {
+            page = http_get(agent.addr, "/", Some("text/html"))
+                .map_or_else(|_| String::new(), |r| r.body);
+            page.contains("<td class=\"good\">open</td>") && page.contains("rejected")
+        }),
+        "{page}"
+    );
     assert!(page.contains("waiting for the file to appear"), "{page}");
     assert!(page.contains(&format!("<code>{glob}</code>")), "{page}");
     assert!(page.contains("no file matches yet"), "{page}");
@@ -199,7 +211,7 @@ fn the_landing_page_says_why_a_log_is_not_read() {
     );
 }
 
-/// Issue 10: the landing page answers "is it working?" for a browser and for curl alike: how
+/// The landing page answers "is it working?" for a browser and for curl alike: how
 /// many logs are open and engines up, each engine's status, version, model and interval, and
 /// the settings in force.
 #[test]
@@ -501,7 +513,7 @@ fn a_label_in_both_the_global_and_a_logs_labels_is_written_once_with_the_logs_va
     assert!(engine_series > 0 && executor_series > 0, "{metrics}");
 }
 
-/// Issue 9, findings 4 and 11: `Avg prompt throughput: -500.0` took `vllm:prompt_tokens_total`
+/// `Avg prompt throughput: -500.0` took `vllm:prompt_tokens_total`
 /// to -4000, `1e307` left it at +Inf, and a cut-off stats line counted as unmatched.
 #[test]
 fn impossible_and_cut_off_stats_lines_are_rejected_whole_and_counted() {
@@ -765,7 +777,7 @@ fn metrics_array_dump_yields_each_object() {
     assert_eq!(value("llmtail_lines_read_total", &[]), 1.0);
 }
 
-/// Issue 10: `--one-shot`, how a user tests a log, exited 0 with empty output on a missing
+/// `--one-shot`, how a user tests a log, exited 0 with empty output on a missing
 /// file, an unmatched glob or a directory. Each is now an exit code and a message naming the
 /// input and the fix.
 #[test]
@@ -794,7 +806,7 @@ fn one_shot_says_why_an_input_cannot_be_read() {
     }
 }
 
-/// Issue 10: `--help` says what an operator looks for next: the endpoints, the exit codes, how
+/// `--help` says what an operator looks for next: the endpoints, the exit codes, how
 /// to get more logging, and where the config keys are.
 #[test]
 fn help_lists_endpoints_exit_codes_and_logging() {
@@ -811,7 +823,7 @@ fn help_lists_endpoints_exit_codes_and_logging() {
     }
 }
 
-/// Issue 10: the shipped unit scored 8.3 EXPOSED in `systemd-analyze security`. It must score
+/// The shipped unit scored 8.3 EXPOSED in `systemd-analyze security`. It must score
 /// 2.0 or better and pass `systemd-analyze verify` (with its ExecStart pointed at this build).
 /// Skipped where systemd-analyze is not installed.
 #[test]
@@ -852,7 +864,7 @@ fn the_systemd_unit_is_hardened_and_verifies() {
     );
 }
 
-/// Issue 10: under systemd (`Type=notify`) the agent says READY=1 once the logs' existing
+/// Under systemd (`Type=notify`) the agent says READY=1 once the logs' existing
 /// content is read, and pings the watchdog from its reader's loop.
 #[test]
 fn systemd_hears_ready_and_watchdog_pings() {

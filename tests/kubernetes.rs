@@ -332,7 +332,7 @@ fn the_podmonitor_scrapes_the_daemonsets_pods_on_their_metrics_port() {
 }
 
 /// The DaemonSet's args are flags the agent takes, as Kubernetes hands them over (it expands
-/// `$(NODE_NAME)` from the env), and they say what the README says they do.
+/// `$(NODE_NAME)` from the env), and they say what docs/GUIDE.md says they do.
 #[test]
 fn the_daemonsets_args_are_flags_llmtail_takes() {
     let daemonset = manifest("daemonset.yaml");

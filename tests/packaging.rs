@@ -15,7 +15,7 @@ fn packaging(file: &str) -> PathBuf {
         .join(file)
 }
 
-/// Issue 10: the packaged man pages are generated from the clap definition, so they say what
+/// The packaged man pages are generated from the clap definition, so they say what
 /// `--help` says: `llmtail.1` and one page per subcommand (`llmtail-replay.1`, which
 /// `llmtail.1` names). A flag or help text changed without regenerating them fails here.
 #[test]
@@ -80,7 +80,7 @@ fn first_difference(committed: &str, generated: &str) -> String {
     String::new()
 }
 
-/// Issue 10: the config file the package installs in /etc loads through the real parser as
+/// The config file the package installs in /etc loads through the real parser as
 /// shipped, binds only this host, and keeps its state in the unit's StateDirectory.
 #[test]
 fn the_packaged_config_file_loads_as_shipped() {
@@ -101,7 +101,7 @@ fn the_packaged_config_file_loads_as_shipped() {
     );
 }
 
-/// Issue 10: the unit starts the binary where the package installs it, with the config file
+/// The unit starts the binary where the package installs it, with the config file
 /// where the package installs that.
 #[test]
 fn the_unit_runs_the_packaged_binary_with_the_packaged_config() {
@@ -133,6 +133,18 @@ fn the_unit_runs_the_packaged_binary_with_the_packaged_config() {
             destination("target/release/llmtail"),
             destination("packaging/llmtail.toml")
         )
+    );
+}
+
+/// The packaged service could not read a `0640 root:adm` log, Debian's usual mode under
+/// /var/log, without a hand edit: its group set must include `adm`.
+#[test]
+fn the_unit_reads_logs_of_the_adm_group() {
+    let unit = std::fs::read_to_string(packaging("llmtail.service")).unwrap();
+    let groups = unit_setting(&unit, "SupplementaryGroups");
+    assert!(
+        groups.split_whitespace().any(|g| g == "adm"),
+        "SupplementaryGroups={groups}"
     );
 }
 

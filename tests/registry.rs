@@ -2,7 +2,7 @@
 //! `llmtail_grammars::with_engines!`, which gives it a grammar (`ENGINES`) and a state
 //! (`engines::for_each_engine`) under the same name, and it does not
 //! ship without what makes it trustworthy: line cases for every grammar it names, a replay log
-//! with its golden, a row in the README's formats table, and its files named in
+//! with its golden, a row in the formats table of `docs/FAQ.md`, and its files named in
 //! `fixtures/README.md`.
 
 use std::path::Path;
@@ -104,17 +104,17 @@ fn every_engine_has_a_replay_log_with_its_golden() {
 }
 
 #[test]
-fn every_engine_has_a_row_in_the_readmes_formats_table() {
-    let readme = std::fs::read_to_string("README.md").unwrap();
-    let section = readme
+fn every_engine_has_a_row_in_the_faqs_formats_table() {
+    let faq = std::fs::read_to_string("docs/FAQ.md").unwrap();
+    let section = faq
         .split("## Formats covered")
         .nth(1)
-        .expect("README has a Formats covered section");
+        .expect("docs/FAQ.md has a Formats covered section");
     let section = section.split("\n## ").next().unwrap();
     for (engine, display) in agent_engines() {
         assert!(
             section.contains(&format!("\n| {display}")),
-            "{engine}: no row starting `| {display}` in the README's formats table"
+            "{engine}: no row starting `| {display}` in docs/FAQ.md's formats table"
         );
     }
 }

@@ -134,6 +134,8 @@ fn rotate_create_and_reopen(writer: &PacedWriter, logrotate: &Logrotate) -> u64 
 fn logrotate_create_then_reopen_reads_every_line_once() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent, which is ready only once every log it follows is open.
+    std::fs::write(&log, "").unwrap();
     let agent = RunningAgent::start(&["--log", label(&log)]);
     let writer = PacedWriter::spawn(&log, LINES_PER_SECOND);
     writer.wait_written(LINES_BEFORE_ROTATION);
@@ -160,6 +162,8 @@ fn logrotate_create_then_reopen_reads_every_line_once() {
 fn logrotate_copytruncate_loses_only_lines_written_between_its_copy_and_its_truncate() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent, which is ready only once every log it follows is open.
+    std::fs::write(&log, "").unwrap();
     let agent = RunningAgent::start(&["--log", label(&log)]);
     let writer = PacedWriter::spawn(&log, LINES_PER_SECOND);
     writer.wait_written(LINES_BEFORE_ROTATION);
@@ -223,6 +227,8 @@ const ROTATIONS_IN_A_ROW: u64 = 5;
 fn several_logrotate_creates_in_a_row_read_every_line_once() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent, which is ready only once every log it follows is open.
+    std::fs::write(&log, "").unwrap();
     let agent = RunningAgent::start(&["--log", label(&log)]);
     let writer = PacedWriter::spawn(&log, LINES_PER_SECOND);
     writer.wait_written(LINES_BEFORE_ROTATION);
@@ -244,6 +250,8 @@ fn several_logrotate_copytruncates_in_a_row_at_quiet_moments_lose_nothing() {
     // moment when the engine is not writing and the agent has read everything, nothing.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent, which is ready only once every log it follows is open.
+    std::fs::write(&log, "").unwrap();
     let agent = RunningAgent::start(&["--log", label(&log)]);
     let mut engine = NumberedLog::new(&log);
     let logrotate = Logrotate::new(dir.path(), "copytruncate", &log, &["copytruncate"]);
@@ -269,6 +277,7 @@ fn rotate_under_a_glob(directives: &[&str]) -> (RunningAgent, u64, tempfile::Tem
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("x.log");
     let pattern = format!("{}/*.log", dir.path().display());
+    std::fs::write(&log, "").unwrap();
     let agent = RunningAgent::start(&["--log", &pattern]);
     let writer = PacedWriter::spawn(&log, LINES_PER_SECOND);
     writer.wait_written(LINES_BEFORE_ROTATION);

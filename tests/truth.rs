@@ -1,6 +1,6 @@
 //! What llmtail rebuilds from a vLLM log, against what vLLM's own exporter said at the same
 //! moment. Each `fixtures/truth/<scenario>/` holds a log written by vLLM 0.32's real stat
-//! loggers (driven by `../shared/tools/vllm-truth`, see `fixtures/truth/README.md`) and
+//! loggers (driven by `../shared/tools/vllm-truth`, see `fixtures/README.md`) and
 //! `native.csv`: vLLM's own Prometheus values right after every `log()` call, with the log's
 //! length at that moment. The agent reads the log cut at each printed line, one-shot, and its
 //! series must be within the budget of the native ones:

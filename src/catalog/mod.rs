@@ -1,5 +1,5 @@
 //! The one list of every series llmtail exports: name, type, help, and where the value
-//! comes from. The exposition walks it to render `/metrics`, and the README's metric table
+//! comes from. The exposition walks it to render `/metrics`, and the series table of docs/REFERENCE.md
 //! is rendered from it (a test keeps the two equal), so a name is written exactly once.
 //!
 //! Names are vLLM's and Triton's own wherever the engine exports the same meaning, so
@@ -31,9 +31,9 @@ pub struct Metric {
     pub name: &'static str,
     pub kind: Kind,
     pub help: &'static str,
-    /// Labels besides the common ones of its group, for the README.
+    /// Labels besides the common ones of its group, for the reference page.
     pub labels: &'static str,
-    /// Which line and field the value comes from, for the README.
+    /// Which line and field the value comes from, for the reference page.
     pub source: &'static str,
 }
 

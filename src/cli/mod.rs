@@ -1,5 +1,5 @@
 //! The command line. Flag names are a contract (users' unit files and scripts type them),
-//! so they are spelled exactly as the issues and the README say.
+//! so they are spelled exactly as the docs say.
 
 use std::path::PathBuf;
 
@@ -35,12 +35,14 @@ impl From {
 /// What `--help` says after the flags: endpoints, exit codes, logging, the config file.
 const AFTER_HELP: &str = "\
 Endpoints: /metrics (or --web.telemetry-path), / (what is followed, and how it stands),
-/-/healthy, /-/ready (ready once the logs' existing content is read); with
---web.enable-lifecycle, POST /-/reload and POST /-/quit.
+/-/healthy, /-/ready (200 once every log given is open and its existing content read; 503
+names each log that cannot be opened, why, and the fix); with --web.enable-lifecycle,
+POST /-/reload and POST /-/quit.
 
 Exit codes: 0 stopped by SIGTERM or SIGINT (or /-/quit), or --one-shot done; 1 a run-time error
-(the port is taken, a --one-shot input cannot be read); 2 a bad flag or config file, or a
---state-file another agent uses (the message names it and the fix).
+(a --one-shot input cannot be read); 2 a start-up refused: a bad flag or config file, the
+listen address taken or not this host's, a --state-file another agent uses (the message names
+the input and the fix).
 
 Reload: SIGHUP (systemctl reload llmtail) reads the --config file again: logs added are
 followed, logs removed are dropped, labels and settings change, the logs that stay keep their
@@ -50,7 +52,8 @@ configuration stays. The listen address, telemetry path, connection limit, state
 
 Logging: on stderr; LLMTAIL_LOG=debug (or warn, or llmtail=debug,...) sets how much.
 
-Config file keys (--config): the README's \"Config file\" section; flags win over the file.";
+Config file keys (--config): docs/REFERENCE.md lists them all, docs/GUIDE.md (\"Config file\")
+shows them in use; flags win over the file.";
 
 /// What `llmtail --help` opens with: the engines are the registry's.
 fn long_about() -> String {
@@ -96,8 +99,8 @@ pub struct Cli {
     #[command(flatten)]
     pub log: LogFlags,
 
-    /// Address to serve /metrics, the landing page and health checks on.
-    /// [default: 0.0.0.0:3913]
+    /// Address to serve /metrics, the landing page and health checks on; `:PORT` is every
+    /// interface (0.0.0.0:PORT). [default: 0.0.0.0:3913]
     #[arg(
         long = "web.listen-address",
         value_name = "HOST:PORT",

@@ -79,9 +79,9 @@ pub trait Engine:
 {
     /// The grammar's `engine` name; the key of this state in the state file.
     const NAME: &'static str;
-    /// How users name the engine: the first words of its row in the README's formats table.
+    /// How users name the engine: the first words of its row in docs/FAQ.md's formats table.
     const DISPLAY_NAME: &'static str;
-    /// For the README: the labels every series of the engine has, as a phrase that follows
+    /// For the reference page: the labels every series of the engine has, as a phrase that follows
     /// "Every " (e.g. "`vllm:` series has the labels `engine`, ...").
     const LABELS_NOTE: &'static str;
     const LANDING: Landing;
@@ -89,7 +89,7 @@ pub trait Engine:
     const UNIT_LABELS: &'static [&'static str];
     /// The engine's series table, in exposition order.
     const TABLE: &'static [Row<Self::Unit>];
-    /// Per-log series of the engine, besides its units' (for the README).
+    /// Per-log series of the engine, besides its units' (for the reference page).
     const LOG_METRICS: &'static [Metric] = &[];
     /// Its per-log caps on new units, for `--help` ([`caps_text`]).
     const CAPS: &'static [Cap] = &[];

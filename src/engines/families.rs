@@ -1,11 +1,11 @@
 //! Every metric family llmtail exports, gathered from each engine's table and the agent's own
-//! series: for the README's metric table, for validating names, and for the labels no
+//! series: for the reference's series table (`docs/REFERENCE.md`), for validating names, and for the labels no
 //! `--label` may take.
 
 use super::{for_each_engine, EngineVisitor, Registered};
 use crate::catalog::{agent, Metric, Reading};
 
-/// Every metric family, for validation and the README: each engine's table and per-log
+/// Every metric family, for validation and the reference page: each engine's table and per-log
 /// series, in exposition order, then the agent's own.
 pub fn all_metrics() -> Vec<Metric> {
     struct Families(Vec<Metric>);
@@ -43,7 +43,7 @@ pub fn set_labels() -> Vec<&'static str> {
     labels.0
 }
 
-/// Every engine's labels note, for the README ([`Engine::LABELS_NOTE`]).
+/// Every engine's labels note, for the reference page ([`Engine::LABELS_NOTE`]).
 fn labels_notes() -> Vec<&'static str> {
     struct Notes(Vec<&'static str>);
     impl EngineVisitor for Notes {
@@ -56,7 +56,7 @@ fn labels_notes() -> Vec<&'static str> {
     notes.0
 }
 
-/// The README's metric table, rendered from this catalog.
+/// The reference page's series table, rendered from this catalog.
 pub fn markdown_table() -> String {
     let mut out = format!("Every {}.\n\n", labels_notes().join("; every "));
     out.push_str("| metric | type | extra labels | from |\n|---|---|---|---|\n");
@@ -65,8 +65,9 @@ pub fn markdown_table() -> String {
             "| `{}` | {} | {} | {} |\n",
             m.sample_name(),
             m.kind.as_str(),
-            m.labels,
-            m.source
+            m.labels.replace('|', "\\|"),
+            // A `|` would end the cell, even inside backticks.
+            m.source.replace('|', "\\|")
         ));
     }
     out
@@ -142,35 +143,5 @@ mod tests {
             }
         }
         for_each_engine(&mut Check);
-    }
-}
-
-#[cfg(test)]
-mod readme {
-    /// The README's metric table is this catalog. `LLMTAIL_BLESS=1` rewrites it.
-    #[test]
-    fn the_readme_metric_table_is_rendered_from_the_catalog() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
-        let (begin, end) = ("<!-- metrics:begin -->\n", "<!-- metrics:end -->");
-        let start = readme
-            .find(begin)
-            .expect("README has the metrics:begin marker")
-            + begin.len();
-        let stop = readme.find(end).expect("README has the metrics:end marker");
-        let table = super::markdown_table();
-        if std::env::var_os("LLMTAIL_BLESS").is_some_and(|v| v == "1") {
-            std::fs::write(
-                path,
-                format!("{}{}{}", &readme[..start], table, &readme[stop..]),
-            )
-            .unwrap();
-            return;
-        }
-        assert_eq!(
-            &readme[start..stop],
-            table,
-            "README metric table is stale: run LLMTAIL_BLESS=1 cargo test --lib readme"
-        );
     }
 }

@@ -19,7 +19,7 @@
 //!   worst-standing newest one 503. So a flood of wrong passwords from other addresses leaves
 //!   a scraper's first check waiting for no check of theirs, instead of keeping it out;
 //! - a user the file does not name is checked against a decoy hash at the median cost of the
-//!   file's hashes, so that timing mostly does not tell which users exist (the README says
+//!   file's hashes, so that timing mostly does not tell which users exist (docs/GUIDE.md says
 //!   what it still tells).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -718,7 +718,7 @@ mod tests {
     }
 
     /// What a refused password costs, by user: an unknown name took 112 ms, a user at cost 12
-    /// 361 ms and one at cost 4 5 ms, so timing told names apart. The README's figures come
+    /// 361 ms and one at cost 4 5 ms, so timing told names apart. The guide's figures come
     /// from here: `cargo test -p llmtail --lib refusal_times -- --ignored --nocapture`.
     #[test]
     #[ignore = "measures time; run alone with --ignored"]

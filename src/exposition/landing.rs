@@ -16,7 +16,7 @@ use crate::log_settings::LogSettings;
 use crate::printable::escape_controls;
 use crate::samples::{LabelSet, SampleSink, SampleSource};
 use crate::source::LogSpec;
-use crate::state::{LogState, State};
+use crate::state::{LogState, State, UNRECOGNISED_AFTER_LINES};
 
 /// How a cell reads at a glance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -392,10 +392,7 @@ fn build_table() -> Table {
 fn summary(state: &State, caught_up: bool) -> Vec<Cell> {
     let logs: Vec<&LogState> = state.shown_logs().collect();
     let open = logs.iter().filter(|l| l.io.open).count();
-    let unreadable = logs
-        .iter()
-        .filter(|l| !l.io.open && l.io.open_errors > 0)
-        .count();
+    let unreadable = state.not_open().len();
     let statuses: Vec<Status> = logs
         .iter()
         .flat_map(|l| l.engines.iter().flat_map(|e| e.statuses()))
@@ -445,8 +442,12 @@ fn zone_offset_warning(log: &LogState, sources: &[LogSettings], now: f64) -> Opt
 
 /// Warnings a user must act on.
 fn warnings(state: &State, sources: &[LogSettings], now: f64) -> Vec<String> {
-    let mut warnings = Vec::new();
+    // First what keeps the agent from being ready: a log it cannot read says nothing at all.
+    let mut warnings: Vec<String> = state.not_open().iter().map(|n| n.to_string()).collect();
     for log in state.shown_logs() {
+        if log.nothing_recognised_in(UNRECOGNISED_AFTER_LINES) {
+            warnings.push(log.nothing_recognised_warning());
+        }
         warnings.extend(zone_offset_warning(log, sources, now));
         for warning in log.engines.iter().flat_map(|e| e.warnings()) {
             warnings.push(format!("{}: {warning}", log.label));

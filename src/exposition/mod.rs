@@ -133,16 +133,17 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     }
 }
 
+/// 200 once every log given is open and what it held at start-up is read; 503 before, with
+/// one line per log that cannot be opened (the path, why, and what to do).
 async fn ready(Extract(shared): Extract<Shared>) -> Response {
-    let caught_up = shared.state.lock().map(|s| s.caught_up).unwrap_or(true);
-    if caught_up {
-        (StatusCode::OK, "Ready\n").into_response()
-    } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Not ready: still reading what the logs already hold\n",
-        )
-            .into_response()
+    let readiness = shared
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .readiness();
+    match readiness {
+        Ok(()) => (StatusCode::OK, "Ready\n").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
     }
 }
 

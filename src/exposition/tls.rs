@@ -277,7 +277,10 @@ pub async fn handshake(
     config: Arc<ServerConfig>,
     timeout: Duration,
 ) -> Option<TlsStream<TcpStream>> {
-    let peer = stream.peer_addr().ok();
+    // Plain in the log (`peer=10.0.0.7:51234`), not `Some(..)`.
+    let peer = stream
+        .peer_addr()
+        .map_or_else(|_| "unknown".to_string(), |a| a.to_string());
     let attempt = async {
         let mut first = [0u8; 1];
         if stream.peek(&mut first).await.ok()? == 0 {
@@ -285,7 +288,7 @@ pub async fn handshake(
         }
         if first[0] != TLS_HANDSHAKE_RECORD {
             tracing::debug!(
-                ?peer,
+                %peer,
                 "plain HTTP (or not TLS) on the TLS port: answered 400"
             );
             answer_plain_http(stream).await;
@@ -294,7 +297,7 @@ pub async fn handshake(
         match tokio_rustls::TlsAcceptor::from(config).accept(stream).await {
             Ok(tls) => Some(tls),
             Err(e) => {
-                tracing::debug!(?peer, "TLS handshake failed: {e}");
+                tracing::debug!(%peer, "TLS handshake failed: {e}");
                 None
             }
         }
@@ -302,7 +305,7 @@ pub async fn handshake(
     match tokio::time::timeout(timeout, attempt).await {
         Ok(tls) => tls,
         Err(_) => {
-            tracing::debug!(?peer, "TLS handshake not done within {timeout:?}: closed");
+            tracing::debug!(%peer, "TLS handshake not done within {timeout:?}: closed");
             None
         }
     }

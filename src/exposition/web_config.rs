@@ -50,7 +50,7 @@ const ALLOWED_HEADERS: &[(&str, &[&str])] = &[
     ("Content-Security-Policy", &[]),
 ];
 
-const KEYS_FIX: &str = "the keys are exporter-toolkit's: tls_server_config (cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version), http_server_config.headers, basic_auth_users; see the README's \"TLS and basic auth\"";
+const KEYS_FIX: &str = "the keys are exporter-toolkit's: tls_server_config (cert_file, key_file, client_ca_file, client_auth_type, min_version, max_version), http_server_config.headers, basic_auth_users; see docs/GUIDE.md, \"TLS and basic auth\"";
 
 /// Builds the errors of one web config file: each names the file, then the key.
 struct FileError {

@@ -72,11 +72,18 @@ impl WebSettings {
     }
 }
 
-/// `HOST:PORT`, where HOST is an address or a name that resolves (`localhost:3913`).
+/// `HOST:PORT`, where HOST is an address or a name that resolves (`localhost:3913`), or
+/// `:PORT`, every interface, as Prometheus' exporters take it (`0.0.0.0:PORT`, the default's
+/// host: IPv4 everywhere, where `[::]` would depend on the host's IPv6 settings).
 fn listen_address(listen: &str) -> Result<SocketAddr, ConfigError> {
     use std::net::ToSocketAddrs;
     if let Ok(address) = listen.parse() {
         return Ok(address);
+    }
+    if let Some(port) = listen.strip_prefix(':') {
+        if let Ok(port) = port.parse::<u16>() {
+            return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+        }
     }
     let resolved = listen.to_socket_addrs().map_err(|e| {
         ConfigError(format!("--web.listen-address: {listen:?} is not HOST:PORT ({e})\n  fix: e.g. --web.listen-address 127.0.0.1:3913, localhost:3913 or [::]:3913"))

@@ -7,12 +7,13 @@ use std::cell::Cell;
 
 use llmtail_grammars::{LogTime, Parsed};
 
+use super::dating::Reading;
 use super::followed::FollowedLog;
 use super::records::{apply_records, cut, Batch, QUOTED_CHARS};
 use super::zone_warning::warn_of_zone_offset;
 use crate::envelope::{Decoded, Decoder};
 use crate::source::Lines;
-use crate::state::LogState;
+use crate::state::{LogState, UNRECOGNISED_AFTER_LINES};
 use crate::timezone::resolve_in_order;
 
 /// Reads one batch of `log`'s lines into its state.
@@ -56,6 +57,21 @@ pub(super) fn ingest(
         first_stage.set(log.anchors);
     }
     warn_of_zone_offset(log_state, log, now);
+    if batch.dating.reading == Reading::Following {
+        warn_if_nothing_recognised(log_state);
+    }
+}
+
+/// Says once, when a followed log passes [`UNRECOGNISED_AFTER_LINES`] lines with none an
+/// engine's, that it may not be a log llmtail reads: otherwise only a counter says so. (A
+/// whole log read at once is judged when it is read: [`crate::run::one_shot`].)
+fn warn_if_nothing_recognised(log_state: &mut LogState) {
+    if !log_state.told_nothing_recognised
+        && log_state.nothing_recognised_in(UNRECOGNISED_AFTER_LINES)
+    {
+        log_state.told_nothing_recognised = true;
+        tracing::warn!("{}", log_state.nothing_recognised_warning());
+    }
 }
 
 // How a batch's lines are judged before they are decoded: nine lines in ten hold no anchor, so

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::discovery::{labels_from_path, LogSetup};
 use super::followed::FollowedLogs;
-use super::state_settings::state_settings;
+use super::state_settings::{given_logs, state_settings};
 use crate::config::{LogSettings, Settings};
 use crate::engines::EngineSetup;
 use crate::source::LogSpec;
@@ -36,6 +36,7 @@ pub(super) fn reconfigure(
 ) {
     setup.sources.clone_from(&settings.logs);
     state.settings = state_settings(settings);
+    state.given_logs = given_logs(settings);
     for (index, slot) in state.logs.iter_mut().enumerate() {
         let Some(log) = slot else {
             continue;

@@ -3,11 +3,25 @@
 use std::sync::{Arc, Mutex};
 
 use crate::config::Settings;
-use crate::state::{State, StateSettings};
+use crate::state::{GivenLog, State, StateSettings};
 
 /// The state a pipeline built from `settings` starts with.
 pub fn new_state(settings: &Settings) -> Arc<Mutex<State>> {
-    Arc::new(Mutex::new(State::new(state_settings(settings))))
+    let mut state = State::new(state_settings(settings));
+    state.given_logs = given_logs(settings);
+    Arc::new(Mutex::new(state))
+}
+
+/// The logs `settings` give, as the user wrote them.
+pub(super) fn given_logs(settings: &Settings) -> Vec<GivenLog> {
+    settings
+        .logs
+        .iter()
+        .map(|log| GivenLog {
+            spec: log.spec.clone(),
+            given: log.given.clone(),
+        })
+        .collect()
 }
 
 /// What of `settings` shapes how records become series.

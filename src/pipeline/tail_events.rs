@@ -2,7 +2,7 @@
 //! truncated, bytes skipped, how far it was read. These are the agent's own per-log series.
 
 use crate::source::{SkipReason, TailEvent};
-use crate::state::LogState;
+use crate::state::{CannotOpen, LogState};
 
 /// Counts `event` (at agent time `now`) in the state of the file's log.
 pub(super) fn count(log_state: &mut LogState, event: TailEvent, now: f64) {
@@ -11,6 +11,7 @@ pub(super) fn count(log_state: &mut LogState, event: TailEvent, now: f64) {
         TailEvent::Discovered { .. } => {}
         TailEvent::Opened(_) => {
             io.open = true;
+            log_state.cannot_open = None;
             log_state.gone_since = None;
             log_state.expired = false;
         }
@@ -18,7 +19,11 @@ pub(super) fn count(log_state: &mut LogState, event: TailEvent, now: f64) {
         TailEvent::Closed => io.open = false,
         TailEvent::Rotated => io.rotations += 1,
         TailEvent::Truncated => io.truncations += 1,
-        TailEvent::OpenFailed(_) => io.open_errors += 1,
+        TailEvent::OpenFailed(error) => {
+            io.open_errors += 1;
+            log_state.cannot_open = Some(CannotOpen::failed(&error));
+        }
+        TailEvent::Missing => log_state.cannot_open = Some(CannotOpen::missing()),
         TailEvent::Skipped(reason) => count_skip(log_state, reason),
         TailEvent::Offset(offset) => io.offset = offset,
     }

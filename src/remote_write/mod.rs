@@ -105,8 +105,8 @@ impl Pusher {
             .collect();
         let interval = settings.interval;
         let collector = tokio::spawn(collect(sources, interval, stopping, closed));
-        let urls = settings.urls();
-        tracing::info!(?urls, ?interval, "pushing with remote write");
+        let urls = settings.urls().join(" ");
+        tracing::info!(%urls, ?interval, "pushing with remote write");
         Some(Pusher {
             stop,
             collector,

@@ -132,6 +132,8 @@ pub(crate) struct FollowedFile {
     retry_at: Option<Instant>,
     /// The path named nothing when last looked at.
     missing: bool,
+    /// A file was opened for this path, or its absence was reported ([`TailEvent::Missing`]).
+    missing_told: bool,
     /// The path names a file another followed path reads (see `follow_elsewhere`).
     aliased: bool,
     /// The budget ran out before the end of the file: check again without waiting.
@@ -156,7 +158,11 @@ impl FollowedFile {
             .unwrap_or_else(|| PathBuf::from("/"));
         let existing = std::fs::metadata(&path).ok();
         if existing.is_none() {
-            tracing::info!(path = %path.display(), "log does not exist yet; waiting for it");
+            // A typo'd path looks the same as a log not written yet: say it loudly enough.
+            tracing::warn!(
+                path = %path.display(),
+                "the log does not exist; it is waited for and read when it appears (check the path if it should exist)"
+            );
         }
         FollowedFile {
             id,
@@ -168,6 +174,7 @@ impl FollowedFile {
             initial: at_startup && existing.is_some(),
             settled: !at_startup || existing.is_none(),
             missing: existing.is_none(),
+            missing_told: false,
             aliased: false,
             start_at_end: existing.as_ref().filter(|_| start_at_end).map(Identity::of),
             path,
@@ -294,15 +301,21 @@ impl FollowedFile {
             Err(error) if error.kind() == ErrorKind::NotFound => {
                 self.missing = true;
                 self.retry_at = None;
+                if !self.missing_told {
+                    self.missing_told = true;
+                    ctx.sink.event(self.id, TailEvent::Missing);
+                }
                 return;
             }
             Err(error) => {
                 self.missing = false;
+                self.missing_told = true;
                 self.open_failed(error, ctx);
                 return;
             }
         };
         self.missing = false;
+        self.missing_told = true;
         self.target = std::fs::canonicalize(&self.path)
             .ok()
             .filter(|target| *target != self.path);
@@ -605,7 +618,7 @@ fn fingerprint_matches(log: &OpenLog) -> bool {
 }
 
 /// What to do about a log that does not open.
-fn open_fix(error: &std::io::Error) -> String {
+pub fn open_fix(error: &std::io::Error) -> String {
     match error.kind() {
         ErrorKind::PermissionDenied => format!(
             "llmtail runs as {}: give it read access (the file's group, e.g. \
@@ -646,7 +659,7 @@ fn agent_user() -> String {
 mod tests {
     use super::*;
 
-    /// Issue 10: an unreadable log said "Permission denied" and nothing of what to do.
+    /// An unreadable log said "Permission denied" and nothing of what to do.
     #[test]
     fn an_unreadable_log_says_who_the_agent_runs_as_and_the_fix() {
         let fix = open_fix(&std::io::Error::from(ErrorKind::PermissionDenied));

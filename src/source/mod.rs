@@ -17,6 +17,7 @@ mod splitter;
 mod stdin;
 mod watch;
 
+pub use file::open_fix;
 pub use glob_paths::{glob_paths, path_label};
 pub use known::{KnownFile, KnownFiles};
 pub use reader::{Reader, SourceError, SourceOptions, Stopper, DEFAULT_LOG_EXPIRY};
@@ -35,6 +36,17 @@ pub enum LogSpec {
     Glob(String),
     /// `-`: standard input.
     Stdin,
+}
+
+/// As the user would write it: the path, the glob, or `-`.
+impl std::fmt::Display for LogSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LogSpec::Path(path) => write!(f, "{}", path_label(path)),
+            LogSpec::Glob(pattern) => f.write_str(pattern),
+            LogSpec::Stdin => f.write_str("-"),
+        }
+    }
 }
 
 /// Where to start in a file that already exists when the agent starts.
@@ -201,6 +213,9 @@ pub enum TailEvent {
     Truncated,
     /// The file exists but could not be opened; it is retried with backoff.
     OpenFailed(std::io::Error),
+    /// The path names no file, and has named none since it was followed: it is waited for
+    /// (a typo'd path looks the same). Sent once, before the file, if ever, is opened.
+    Missing,
     /// Bytes that did not become a line.
     Skipped(SkipReason),
     /// The byte offset read so far in the current file, after a batch of lines.

@@ -395,7 +395,7 @@ impl<'s> Engine<'s> {
     fn reconfigure(&mut self, specs: &[LogSpec]) {
         let dropped = |s: &Source| !matches!(s.spec, Spec::Stdin) && !specs.contains(&s.given);
         for source in self.specs.iter().filter(|s| dropped(s)) {
-            tracing::info!(log = ?source.given, "no longer followed (configuration reloaded)");
+            tracing::info!(log = %source.given, "no longer followed (configuration reloaded)");
         }
         self.specs.retain(|s| !dropped(s));
         let followed: Vec<&LogSpec> = self.specs.iter().map(|s| &s.given).collect();
@@ -575,8 +575,8 @@ impl<'s> Engine<'s> {
         if self.label_clashes.insert(path.to_path_buf()) {
             tracing::warn!(
                 log = %label,
-                file = ?path,
-                followed = ?holder.path,
+                file = %path_label(path),
+                followed = %path_label(&holder.path),
                 "not followed: its log label is that of a file already followed (a name that \
                  is not UTF-8 is labelled with its invalid bytes written \\xNN, which another \
                  name spells literally); rename one of the two"

@@ -5,6 +5,7 @@
 //! makes `--from start` rebuild exactly what a long-running agent would show.
 
 pub mod log_clock;
+pub mod readiness;
 pub mod repeats;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::engines::parts::caps::{Refused, SeriesGuard};
 use crate::engines::{EngineSetup, EngineStates, LogContext, LogView, Registered};
 use crate::source::{LogSpec, SkipReason};
 use log_clock::LogClock;
+pub use readiness::{CannotOpen, GivenLog, NotOpen, UNRECOGNISED_AFTER_LINES};
 use repeats::RecentRecords;
 
 pub use crate::engines::parts::settings::StateSettings;
@@ -57,6 +59,9 @@ pub struct State {
     pub config_reload: Option<ConfigReload>,
     /// Indexed by `LogId`.
     pub logs: Vec<Option<LogState>>,
+    /// The logs given (`--log`, `[[log]]`), as the user wrote them: a glob that matches
+    /// nothing is in no [`LogState`].
+    pub given_logs: Vec<GivenLog>,
     /// Every file that existed at start-up has been read to its end once.
     pub caught_up: bool,
     /// The series every log's engines and ranks cost, against `--max-series`.
@@ -125,6 +130,10 @@ pub struct LogState {
     /// The `[[log]]` entry's model name, before `--model-name`.
     pub model_name: Option<String>,
     pub io: LogIo,
+    /// Why the path does not open, until it does: what `/-/ready` and the landing page say.
+    pub cannot_open: Option<CannotOpen>,
+    /// The log was said to hold no line llmtail reads ([`UNRECOGNISED_AFTER_LINES`]).
+    pub told_nothing_recognised: bool,
     pub parsed: Vec<GrammarCount>,
     /// Per grammar, lines that were its engine's record but were rejected (cut off, changed,
     /// or carrying a value the engine cannot print).
@@ -173,6 +182,8 @@ impl LogState {
             path_labels: Vec::new(),
             model_name,
             io: LogIo::default(),
+            cannot_open: None,
+            told_nothing_recognised: false,
             parsed: Vec::new(),
             rejected: Vec::new(),
             series_refused: 0,
@@ -329,6 +340,7 @@ impl State {
             settings,
             config_reload: None,
             logs: Vec::new(),
+            given_logs: Vec::new(),
             caught_up: false,
             series: 0,
         }

@@ -189,6 +189,7 @@ pub enum Seen {
     Truncated,
     /// The OS error number (`errno`).
     OpenFailed(Option<i32>),
+    Missing,
     Skipped(SkipReason),
     Offset(u64),
 }
@@ -310,6 +311,7 @@ impl Sink for RecordingSink {
             TailEvent::Rotated => Seen::Rotated,
             TailEvent::Truncated => Seen::Truncated,
             TailEvent::OpenFailed(error) => Seen::OpenFailed(error.raw_os_error()),
+            TailEvent::Missing => Seen::Missing,
             TailEvent::Skipped(reason) => Seen::Skipped(reason),
             TailEvent::Offset(n) => Seen::Offset(n),
         };
