@@ -74,6 +74,8 @@ fn soak_rotation_under_load() {
 
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent starts: it is ready once every log it is given is open.
+    std::fs::write(&log, "").unwrap();
     let label = log.to_str().unwrap().to_string();
     let agent = agent(&["--log", &label]);
     let tail = NumberTail::start(&log);
@@ -232,6 +234,8 @@ fn soak_dated_rotation_under_a_glob_across_a_restart() {
     let rotations = knob("LLMTAIL_SOAK_ROTATIONS", 20);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
+    // There before the agent starts: it is ready once its glob matches a file.
+    std::fs::write(&log, "").unwrap();
     let pattern = format!("{}/*.log", dir.path().display());
     let state = dir.path().join("state.json");
     let flags = [
