@@ -6,16 +6,15 @@
 //! appended live line by line.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
-use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, sample, RunningAgent,
-};
+use crate::support::agent::{eventually, expect_sample, http_get, sample, RunningAgent};
+use crate::support::process::AgentProcess;
 use crate::support::writer::append_lines;
 
 /// A vLLM V1 stats line with requests running (so the next line is due), stamped `head`
@@ -36,58 +35,16 @@ fn utc_head_now() -> String {
         .to_string()
 }
 
-/// The agent as a process of its own, with `TZ` set: its stderr goes to a file.
-struct AgentProcess {
-    child: Child,
-    addr: std::net::SocketAddr,
-    stderr: PathBuf,
-}
-
-impl AgentProcess {
-    fn start(tz: &str, log: &Path, extra: &[&str]) -> AgentProcess {
-        let address = free_address();
-        let stderr = log.with_extension("stderr");
-        let child = Command::new(env!("CARGO_BIN_EXE_llmtail"))
-            .env("TZ", tz)
-            .args([
-                "--log",
-                log.to_str().unwrap(),
-                "--web.listen-address",
-                &address,
-            ])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .expect("start llmtail");
-        let agent = AgentProcess {
-            child,
-            addr: address.parse().unwrap(),
-            stderr,
-        };
-        assert!(
-            eventually(|| http_get(agent.addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
-            "the agent never became ready"
-        );
-        agent
-    }
-
-    fn metrics(&self) -> String {
-        http_get(self.addr, "/metrics", None)
-            .map(|r| r.body)
-            .unwrap_or_default()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for AgentProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The agent as a process of its own, with `TZ` set, once ready.
+fn agent_in_zone(tz: &str, log: &Path, extra: &[&str]) -> AgentProcess {
+    let mut command = AgentProcess::command(&["--log", log.to_str().unwrap()]);
+    command.env("TZ", tz).args(extra).stdout(Stdio::null());
+    let agent = AgentProcess::spawn(command);
+    assert!(
+        eventually(|| http_get(agent.addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
+        "the agent never became ready"
+    );
+    agent
 }
 
 /// What an agent in zone `tz` showed of a vLLM writing a stats line a second, stamped in UTC,
@@ -109,7 +66,7 @@ fn a_utc_engine_seen_from(tz: &str, extra: &[&str]) -> Observed {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, "").unwrap();
-    let agent = AgentProcess::start(tz, &log, extra);
+    let agent = agent_in_zone(tz, &log, extra);
     let mut up_at_each_line = Vec::new();
     let mut written_at = Instant::now();
     for n in 1..=LINES {
@@ -143,7 +100,7 @@ fn a_utc_engine_seen_from(tz: &str, extra: &[&str]) -> Observed {
         silence_until_overdue,
         metrics_before_silence,
         landing,
-        stderr: agent.stderr(),
+        stderr: agent.stderr.text(),
     }
 }
 

@@ -5,8 +5,9 @@
 use std::process::{Command, Stdio};
 
 use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, on_path, sample, RunningAgent, TESTS_NOW,
+    eventually, expect_sample, http_get, on_path, sample, RunningAgent, TESTS_NOW,
 };
+use crate::support::process::AgentProcess;
 use crate::support::writer::append_lines as append;
 
 const CONFIG_LINE: &str = "(EngineCore_DP0 pid=276) INFO 11-22 13:20:01 [core.py:93] Initializing a V1 LLM engine (v0.14.0) with config: model='/models/qwen3-8b', speculative_config=None, tokenizer='/models/qwen3-8b', max_seq_len=32768, served_model_name=qwen3-8b, enable_prefix_caching=True";
@@ -394,14 +395,12 @@ fn control_characters_of_a_file_name_reach_neither_the_landing_page_nor_stderr_r
     let dir = tempfile::tempdir().unwrap();
     append(&dir.path().join("a\u{1b}[2Jb\nc.log"), &[ISSUE_LINE]);
     let escaped = format!("{}/a\\x1b[2Jb\\nc.log", dir.path().display());
-    let address = free_address();
-    let mut child = llmtail()
+    let mut command = llmtail();
+    command
         .args(["--log", &format!("{}/*.log", dir.path().display())])
-        .args(["--web.listen-address", &address, "--log-timezone", "UTC"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = address.parse().unwrap();
+        .args(["--log-timezone", "UTC"]);
+    let mut agent = AgentProcess::spawn(command);
+    let addr = agent.addr;
     let mut text = String::new();
     let listed = eventually(|| {
         text = http_get(addr, "/", None)
@@ -410,14 +409,11 @@ fn control_characters_of_a_file_name_reach_neither_the_landing_page_nor_stderr_r
         text.contains(&escaped)
     });
     let html = http_get(addr, "/", Some("text/html")).unwrap().body;
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let exited = eventually(|| child.try_wait().unwrap().is_some());
-    if !exited {
-        let _ = child.kill();
+    let (exited, _) = agent.terminate();
+    if exited.is_none() {
+        let _ = agent.child.kill();
     }
-    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+    let stderr = agent.stderr.all();
 
     assert!(listed, "the file is not listed as {escaped}:\n{text}");
     for (what, page) in [("text", &text), ("HTML", &html), ("stderr", &stderr)] {
@@ -461,38 +457,18 @@ fn sigterm_shuts_the_agent_down_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     append(&log, &[ISSUE_LINE]);
-    let address = free_address();
-    let mut child = llmtail()
-        .args([
-            "--log",
-            log.to_str().unwrap(),
-            "--web.listen-address",
-            &address,
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = address.parse().unwrap();
+    let mut command = llmtail();
+    command.args(["--log", log.to_str().unwrap()]);
+    let mut agent = AgentProcess::spawn(command);
+    let addr = agent.addr;
     assert!(
         eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
         "never ready"
     );
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let mut status = None;
-    assert!(
-        eventually(|| {
-            status = child.try_wait().unwrap();
-            status.is_some()
-        }),
-        "still running after SIGTERM"
-    );
+    let (status, _) = agent.terminate();
+    assert!(status.is_some(), "still running after SIGTERM");
     assert!(status.unwrap().success(), "exit status {status:?}");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let stderr = agent.stderr.all();
     assert!(stderr.contains("SIGTERM"), "{stderr}");
 }
 

@@ -3,71 +3,30 @@
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::agent::{eventually, free_address, http_get};
+use crate::support::agent::{eventually, http_get};
+use crate::support::process::AgentProcess;
 
-/// The agent's process, killed (and reaped) if the test ends before it exits.
-pub(crate) struct Agent(pub(crate) std::process::Child);
-
-impl Agent {
-    /// Sends SIGTERM and waits (up to the tests' deadline) for the agent to exit: how it
-    /// exited, if it did, and how long that took.
-    pub(crate) fn terminate(&mut self) -> (Option<std::process::ExitStatus>, Duration) {
-        let killed = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let stopping = Instant::now();
-        let mut status = None;
-        eventually(|| {
-            status = self.0.try_wait().unwrap();
-            status.is_some()
-        });
-        (status, stopping.elapsed())
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// Starts the agent on an empty log with `flags`, its stderr going to `stderr`; returns it
-/// (not waited for) and its address.
+/// Starts the agent on an empty log with `flags`; returns it (not waited for: it has only
+/// said where it serves) and its address.
 pub(crate) fn spawn_agent(
     flags: &[&str],
-    stderr: Stdio,
-) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
+) -> (AgentProcess, std::net::SocketAddr, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, "").unwrap();
-    let address = free_address();
-    let agent = Agent(
-        Command::new(env!("CARGO_BIN_EXE_llmtail"))
-            .args([
-                "--log",
-                log.to_str().unwrap(),
-                "--web.listen-address",
-                &address,
-            ])
-            .args(flags)
-            .stderr(stderr)
-            .spawn()
-            .unwrap(),
-    );
-    (agent, address.parse().unwrap(), dir)
+    let mut command = AgentProcess::command(&["--log", log.to_str().unwrap()]);
+    command.args(flags);
+    let agent = AgentProcess::spawn(command);
+    let addr = agent.addr;
+    (agent, addr, dir)
 }
 
-/// [`spawn_agent`] without its stderr, once it is ready.
-fn start_agent(flags: &[&str]) -> (Agent, std::net::SocketAddr, tempfile::TempDir) {
-    let (agent, addr, dir) = spawn_agent(flags, Stdio::null());
+/// [`spawn_agent`], once it is ready.
+fn start_agent(flags: &[&str]) -> (AgentProcess, std::net::SocketAddr, tempfile::TempDir) {
+    let (agent, addr, dir) = spawn_agent(flags);
     assert!(
         eventually(|| http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)),
         "never ready"
@@ -149,18 +108,22 @@ fn a_thousand_idle_connections_and_a_half_header_neither_block_metrics_nor_sigte
 /// ended the agent with its default action, without saving the state file.
 #[test]
 fn sighup_does_not_stop_the_agent() {
-    use std::io::BufRead;
-    let (mut agent, addr, _dir) = spawn_agent(&[], Stdio::piped());
-    let mut stderr = std::io::BufReader::new(agent.0.stderr.take().unwrap()).lines();
-    // Ready once it serves: its handlers are installed before it does.
-    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("serving metrics"))));
+    // Spawned once it says it serves: its handlers are installed before it does.
+    let (mut agent, addr, _dir) = spawn_agent(&[]);
     let hup = Command::new("kill")
-        .args(["-HUP", &agent.0.id().to_string()])
+        .args(["-HUP", &agent.child.id().to_string()])
         .status()
         .unwrap();
     assert!(hup.success());
     // The agent says it handled the signal; the default action would have ended it instead.
-    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("SIGHUP"))));
-    assert!(agent.0.try_wait().unwrap().is_none(), "the agent exited");
+    assert!(
+        agent.stderr.wait_for("SIGHUP").is_some(),
+        "{}",
+        agent.stderr.text()
+    );
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "the agent exited"
+    );
     assert!(http_get(addr, "/metrics", None).is_ok_and(|r| r.status == 200));
 }

@@ -381,7 +381,7 @@ fn the_daemonsets_args_are_flags_llmtail_takes() {
 }
 
 /// deploy/kubernetes/validate.sh: the built-in kinds against the schemas the kubernetes-validate
-/// package ships, offline. Without it this test fails with the install command, unless
+/// package ships, offline. Without it this test fails saying to run `scripts/test`, unless
 /// `LLMTAIL_SKIP_KUBERNETES_VALIDATE=1` says to skip it on purpose.
 #[test]
 fn the_manifests_validate_against_the_kubernetes_schemas() {
@@ -391,7 +391,7 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
     }
     assert!(
         crate::support::agent::on_path("kubernetes-validate").is_some(),
-        "kubernetes-validate is not installed: pip install kubernetes-validate (or LLMTAIL_SKIP_KUBERNETES_VALIDATE=1 to skip)"
+        "kubernetes-validate is not installed: run scripts/test, which installs what the tests need (or LLMTAIL_SKIP_KUBERNETES_VALIDATE=1 to skip)"
     );
     let out = std::process::Command::new("bash")
         .arg(format!("{MANIFESTS}/validate.sh"))

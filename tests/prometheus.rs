@@ -1,14 +1,18 @@
-//! A real Prometheus (Debian's `prometheus` package, installed by `.ci/run`) scrapes the agent,
+//! A real Prometheus (Debian's `prometheus` package, installed by `scripts/test`) scrapes the agent,
 //! and its query API returns what the log said; `promtool check metrics` accepts our output.
 //!
-//! Without the binaries these tests fail with the install command, unless
-//! `LLMTAIL_SKIP_PROMETHEUS=1` says to skip them on purpose.
+//! Without the binaries these tests fail saying to run `scripts/test` (which installs them),
+//! unless `LLMTAIL_SKIP_PROMETHEUS=1` says to skip them on purpose.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::support::agent::{eventually, http_get, on_path, RunningAgent};
+use crate::support::process::{spawn_listening, HeldPort, Stderr};
 use crate::support::writer::{append_lines, just_written_copy};
+
+/// The flag that makes a Prometheus take remote writes.
+const RECEIVER: &str = "--web.enable-remote-write-receiver";
 
 pub(crate) fn tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("LLMTAIL_SKIP_PROMETHEUS").is_some_and(|v| v == "1") {
@@ -16,14 +20,15 @@ pub(crate) fn tool(name: &str) -> Option<PathBuf> {
         return None;
     }
     Some(on_path(name).unwrap_or_else(|| {
-        panic!("{name} is not installed: apt-get install -y prometheus (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
+        panic!("{name} is not installed: run scripts/test, which installs what the tests need (or LLMTAIL_SKIP_PROMETHEUS=1 to skip)")
     }))
 }
 
-/// A Prometheus server on a loopback port, scraping every second, killed when dropped.
+/// A Prometheus server on a loopback port it bound, killed when dropped.
 pub(crate) struct Prometheus {
     child: Child,
     pub(crate) addr: std::net::SocketAddr,
+    _stderr: Stderr,
     _dir: tempfile::TempDir,
 }
 
@@ -41,65 +46,65 @@ impl Prometheus {
         let config = format!(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: llmtail\n    {job}"
         );
-        let addr = crate::support::agent::free_address().parse().unwrap();
-        Prometheus::start(binary, &config, addr, &[])
+        Prometheus::start(binary, &config, &[])
     }
 
-    /// Scrapes nothing and takes remote writes on `addr` (`/api/v1/write`), as a Prometheus
-    /// that a host behind NAT pushes to.
-    pub(crate) fn receiving(binary: &Path, addr: std::net::SocketAddr) -> Prometheus {
-        Prometheus::start(
-            binary,
-            "global: {}\n",
-            addr,
-            &["--web.enable-remote-write-receiver"],
-        )
+    /// Scrapes nothing and takes remote writes (`/api/v1/write`), as a Prometheus that a host
+    /// behind NAT pushes to.
+    pub(crate) fn receiving(binary: &Path) -> Prometheus {
+        Prometheus::start(binary, "global: {}\n", &[RECEIVER])
+    }
+
+    /// [`Prometheus::receiving`] on `held`'s port, which it lets go once Prometheus listens
+    /// there: a receiver that was down comes back where the agent pushes.
+    pub(crate) fn receiving_on(binary: &Path, held: HeldPort) -> Prometheus {
+        let listen = held.addr.to_string();
+        let prometheus = Prometheus::listening(binary, "global: {}\n", &listen, &[RECEIVER]);
+        drop(held);
+        prometheus
     }
 
     /// Scrapes nothing and serves the TSDB in `data` (blocks `promtool tsdb
     /// create-blocks-from` wrote), keeping blocks of any age (they are deleted past the
     /// retention, 15 days by default, otherwise).
     pub(crate) fn on_blocks(binary: &Path, data: &Path) -> Prometheus {
-        let addr = crate::support::agent::free_address().parse().unwrap();
         let storage = format!("--storage.tsdb.path={}", data.display());
         Prometheus::start(
             binary,
             "global: {}\n",
-            addr,
             &[&storage, "--storage.tsdb.retention.time=100y"],
         )
     }
 
-    /// Started with `config_text` as its config file, on `addr`, with more `flags` (its TSDB in
-    /// a temporary directory unless they name one).
-    pub(crate) fn start(
-        binary: &Path,
-        config_text: &str,
-        addr: std::net::SocketAddr,
-        flags: &[&str],
-    ) -> Prometheus {
+    /// Started with `config_text` as its config file, on a port it binds, with more `flags`
+    /// (its TSDB in a temporary directory unless they name one).
+    pub(crate) fn start(binary: &Path, config_text: &str, flags: &[&str]) -> Prometheus {
+        Prometheus::listening(binary, config_text, "127.0.0.1:0", flags)
+    }
+
+    /// Started listening on `listen`; returns once it says where it listens.
+    fn listening(binary: &Path, config_text: &str, listen: &str, flags: &[&str]) -> Prometheus {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("prometheus.yml");
         std::fs::write(&config, config_text).unwrap();
         let mut command = Command::new(binary);
         command
             .arg(format!("--config.file={}", config.display()))
-            .arg(format!("--web.listen-address={addr}"))
-            .args(flags);
+            .arg(format!("--web.listen-address={listen}"))
+            .args(flags)
+            .stdout(Stdio::null());
         if !flags.iter().any(|f| f.starts_with("--storage.tsdb.path=")) {
             command.arg(format!(
                 "--storage.tsdb.path={}",
                 dir.path().join("data").display()
             ));
         }
-        let child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start prometheus");
+        // Its web package logs the listener's own address: `msg="Listening on" address=...`.
+        let (child, addr, stderr) = spawn_listening(command, "msg=\"Listening on\"");
         Prometheus {
             child,
             addr,
+            _stderr: stderr,
             _dir: dir,
         }
     }

@@ -2,10 +2,10 @@
 //! the fix on one line each, and 200 once every log is open and read. A log in which no line
 //! is one llmtail reads says so, serving and `--one-shot` alike.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::http::Agent;
-use crate::support::agent::{eventually, free_address, http_get, RunningAgent, TESTS_NOW};
+use crate::support::agent::{eventually, http_get, RunningAgent, TESTS_NOW};
+use crate::support::process::AgentProcess;
 use crate::support::writer::append_lines as append;
 
 const STATS_LINE: &str = "(APIServer pid=812) INFO 11-22 13:25:01 [loggers.py:257] Engine 000: Avg prompt throughput: 1245.3 tokens/s, Avg generation throughput: 312.8 tokens/s, Running: 14 reqs, Waiting: 2 reqs, GPU KV cache usage: 63.1%, Prefix cache hit rate: 41.7%";
@@ -82,23 +82,14 @@ fn a_log_that_does_not_exist_keeps_the_agent_unready_and_says_which_and_why() {
 fn a_log_that_does_not_exist_is_a_warning_at_start_up() {
     let dir = tempfile::tempdir().unwrap();
     let typo = dir.path().join("vlm.log");
-    let address = free_address();
-    let mut agent = Agent(
-        Command::new(env!("CARGO_BIN_EXE_llmtail"))
-            .args(["--log", typo.to_str().unwrap()])
-            .args(["--web.listen-address", &address])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let addr = address.parse().unwrap();
+    let mut agent = AgentProcess::spawn(AgentProcess::command(&["--log", typo.to_str().unwrap()]));
+    let addr = agent.addr;
     assert!(eventually(
         || http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 503)
     ));
     let (status, _) = agent.terminate();
     assert!(status.is_some_and(|s| s.success()));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut agent.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    let stderr = agent.stderr.all();
     let warning = stderr
         .lines()
         .find(|l| l.contains("WARN") && l.contains(typo.to_str().unwrap()))

@@ -3,13 +3,11 @@
 //! dropped, labels change, the logs that stay keep their counters, and a file with a mistake
 //! leaves the running configuration as it was.
 
-use std::io::BufRead;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, sample, RunningAgent, TESTS_NOW,
-};
+use crate::support::agent::{eventually, expect_sample, http_get, sample, RunningAgent, TESTS_NOW};
+use crate::support::process::AgentProcess;
 use crate::support::writer::{append_lines, stats_line};
 
 /// A config file following `logs`, each `(path, gpu label)`.
@@ -215,28 +213,21 @@ fn sighup_reloads_the_config_file() {
     append_lines(&second, &[&stats_line(2)]);
     let config = dir.path().join("llmtail.toml");
     write_config(&config, &[(&first, "0")]);
-    let address = free_address();
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
-        .args(["--config", config.to_str().unwrap()])
-        .args(["--web.listen-address", &address])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(agent.stderr.take().unwrap()).lines();
-    // Its handlers are installed before it serves.
-    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("serving metrics"))));
-    let addr = address.parse().unwrap();
+    // Spawned once it says it serves: its handlers are installed before it does.
+    let mut agent = AgentProcess::spawn(AgentProcess::command(&[
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    let addr = agent.addr;
+    let pid = agent.child.id().to_string();
     let hangup = || {
-        let sent = Command::new("kill")
-            .args(["-HUP", &agent.id().to_string()])
-            .status()
-            .unwrap();
+        let sent = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
         assert!(sent.success());
     };
 
     write_config(&config, &[(&first, "0"), (&second, "1")]);
     hangup();
-    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("configuration reloaded"))));
+    assert!(agent.stderr.wait_for("configuration reloaded").is_some());
     let metrics = |agent_addr| http_get(agent_addr, "/metrics", None).unwrap().body;
     assert!(
         eventually(|| preemptions(&metrics(addr), &second, "1") == Some(2.0)),
@@ -246,15 +237,16 @@ fn sighup_reloads_the_config_file() {
 
     std::fs::write(&config, "from = \"middle\"\n").unwrap();
     hangup();
-    assert!(stderr.any(|l| l.is_ok_and(|l| l.contains("reload refused"))));
-    assert!(agent.try_wait().unwrap().is_none(), "the agent exited");
+    assert!(agent.stderr.wait_for("reload refused").is_some());
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "the agent exited"
+    );
     append_lines(&second, &[&stats_line(3)]);
     assert!(
         eventually(|| preemptions(&metrics(addr), &second, "1") == Some(5.0)),
         "the running configuration did not stay"
     );
-    let _ = agent.kill();
-    let _ = agent.wait();
 }
 
 #[test]

@@ -8,7 +8,8 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 
 use crate::prometheus::{encode, tool, Prometheus};
-use crate::support::agent::{eventually, free_address, sample, RunningAgent};
+use crate::support::agent::{eventually, sample, RunningAgent};
+use crate::support::process::HeldPort;
 use crate::support::writer::append_lines;
 
 const FIXTURE: &str = "fixtures/replay/vllm-0.14.1-dp2-engines.log";
@@ -50,7 +51,7 @@ fn pushed_series_read_back_from_prometheus_with_the_values_a_scrape_returns() {
     };
     let dir = tempfile::tempdir().unwrap();
     let log = fixture_copy(&dir);
-    let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
+    let receiver = Prometheus::receiving(&prometheus);
     let url = write_url(receiver.addr);
     let agent = pushing(&log, &url, "1s", &["--label", "instance=gpu-host-1"]);
 
@@ -90,18 +91,20 @@ fn pushed_series_read_back_from_prometheus_with_the_values_a_scrape_returns() {
         .is_some_and(|body| body.contains("llmtail_remote_write_queue_samples")));
 }
 
-/// The case: a receiver down for 30 s loses nothing within the queue's bound: the
-/// rounds collected while it was down (1 s rounds here, so 30 of them, about 2,400 samples of
+/// A receiver that is down for a while loses nothing within the queue's bound: the rounds
+/// collected while it was down (1 s rounds here, so 10 of them, about 800 samples of
 /// the 100,000 a queue holds) arrive, in order, when it is back.
 #[test]
 fn a_receiver_that_was_down_gets_the_rounds_of_the_outage() {
+    const OUTAGE: std::time::Duration = std::time::Duration::from_secs(10);
     let Some(prometheus) = tool("prometheus") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let log = fixture_copy(&dir);
-    let addr: SocketAddr = free_address().parse().unwrap();
-    let url = write_url(addr);
+    // Down: the port is held, so nothing else takes it, but nothing listens.
+    let receiver_port = HeldPort::new();
+    let url = write_url(receiver_port.addr);
     let agent = pushing(&log, &url, "1s", &["--label", "instance=gpu-host-1"]);
     let failed = |agent: &RunningAgent| {
         queue_counter(agent, "llmtail_remote_write_samples_failed_total", &url).unwrap_or(0.0)
@@ -130,18 +133,19 @@ fn a_receiver_that_was_down_gets_the_rounds_of_the_outage() {
         );
     }
     assert!(failed(&agent) > 0.0);
-    // The rest of the 30 s: the outage's length is the point, not a timing assertion.
-    if let Some(rest) = std::time::Duration::from_secs(30).checked_sub(outage.elapsed()) {
+    // Down for OUTAGE in all, so that ten rounds wait in the queue: what is checked is that
+    // they all arrive, not how long anything took.
+    if let Some(rest) = OUTAGE.checked_sub(outage.elapsed()) {
         std::thread::sleep(rest);
     }
 
-    let receiver = Prometheus::receiving(&prometheus, addr);
+    let receiver = Prometheus::receiving_on(&prometheus, receiver_port);
     receiver.wait_for("llmtail_lines_read_total{instance=\"gpu-host-1\"}", 41.0);
     // One sample per round of the outage (a round a second; at least two thirds of them, so
     // that a loaded machine's late rounds do not fail the test).
     receiver.wait_for_at_least(
         "count_over_time(llmtail_lines_read_total{instance=\"gpu-host-1\"}[1h])",
-        20.0,
+        (OUTAGE.as_secs() * 2 / 3) as f64,
     );
     // Every value the counter had while the receiver was down is in Prometheus' raw samples.
     let raw = |promql: &str| {
@@ -306,7 +310,7 @@ fn the_first_round_is_pushed_once_the_log_is_read_and_a_stop_pushes_the_last_lin
     };
     let dir = tempfile::tempdir().unwrap();
     let log = fixture_copy(&dir);
-    let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
+    let receiver = Prometheus::receiving(&prometheus);
     let url = write_url(receiver.addr);
     // No round falls due while the test runs but the first, taken once the log is read.
     let agent = pushing(&log, &url, "1h", &[]);
@@ -343,14 +347,13 @@ fn pushes_over_tls_with_basic_auth_reach_a_prometheus_that_requires_both() {
         format!("tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  llmtail: {hash}\n", path("server.crt"), path("server.key")),
     )
     .unwrap();
-    let addr: SocketAddr = free_address().parse().unwrap();
     let web_config = format!("--web.config.file={}", path("web.yml"));
-    let _receiver = Prometheus::start(
+    let receiver = Prometheus::start(
         &prometheus,
         "global: {}\n",
-        addr,
         &["--web.enable-remote-write-receiver", &web_config],
     );
+    let addr = receiver.addr;
     let (good, bad) = (
         format!("https://localhost:{}/api/v1/write", addr.port()),
         format!("https://127.0.0.1:{}/api/v1/write", addr.port()),
@@ -438,7 +441,7 @@ fn a_gauge_hidden_when_its_engine_goes_down_is_marked_stale() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("vllm.log");
     std::fs::write(&log, crate::prometheus::LOG).unwrap();
-    let receiver = Prometheus::receiving(&prometheus, free_address().parse().unwrap());
+    let receiver = Prometheus::receiving(&prometheus);
     let agent = pushing(log.to_str().unwrap(), &write_url(receiver.addr), "1s", &[]);
     receiver.wait_for("vllm:num_requests_running{engine=\"0\"}", 14.0);
     // An hour without a stats line: both engines are overdue, so down.

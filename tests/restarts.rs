@@ -6,7 +6,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use crate::support::agent::{eventually, free_address, sample, RunningAgent};
+use crate::support::agent::{eventually, sample, RunningAgent};
 
 /// A V1 stats line; line `n` prints `Running: n reqs` and 10 tokens/s of prompt throughput
 /// ten seconds after line `n - 1`, so every line adds exactly 100 prompt tokens.
@@ -253,7 +253,7 @@ fn a_second_agent_on_the_same_state_file_exits_2_naming_the_holder() {
 
     let mut second = std::process::Command::new(env!("CARGO_BIN_EXE_llmtail"))
         .args(setup.flags())
-        .args(["--web.listen-address", &free_address()])
+        .args(["--web.listen-address", "127.0.0.1:0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();

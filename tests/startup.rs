@@ -96,30 +96,21 @@ fn a_one_shot_whose_stdout_is_closed_stops_quietly() {
 /// The start-up log printed `address=Some(127.0.0.1:3913)`: log fields are plain values.
 #[test]
 fn the_start_up_log_prints_plain_values() {
-    let address = crate::support::agent::free_address();
-    let mut agent = crate::http::Agent(
-        llmtail()
-            .args(["--log", FIXTURE, "--web.listen-address", &address])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let addr = address.parse().unwrap();
+    let mut command = llmtail();
+    command.args(["--log", FIXTURE]);
+    let mut agent = crate::support::process::AgentProcess::spawn(command);
+    let addr = agent.addr;
     assert!(crate::support::agent::eventually(|| {
         crate::support::agent::http_get(addr, "/-/ready", None).is_ok_and(|r| r.status == 200)
     }));
     let (status, _) = agent.terminate();
     assert!(status.is_some_and(|s| s.success()));
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut agent.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    let stderr = agent.stderr.all();
     let serving = stderr
         .lines()
         .find(|l| l.contains("serving metrics"))
         .unwrap_or_else(|| panic!("no start-up line:\n{stderr}"));
-    assert!(
-        serving.contains(&format!("address={address} ")),
-        "{serving}"
-    );
+    assert!(serving.contains(&format!("address={addr} ")), "{serving}");
     for debug_form in ["=Some(", "=None", "=Path(", "=\""] {
         assert!(!stderr.contains(debug_form), "{debug_form}:\n{stderr}");
     }

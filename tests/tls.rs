@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 use crate::http::spawn_agent;
 use crate::prometheus::{tool, Prometheus};
 use crate::support::agent::{
-    eventually, expect_sample, free_address, http_get, http_get_from, RunningAgent, DEADLINE,
-    TESTS_NOW,
+    eventually, expect_sample, http_get, http_get_from, RunningAgent, DEADLINE, TESTS_NOW,
 };
 use crate::support::tls::{Ca, HttpsClient};
 
@@ -195,15 +194,12 @@ fn clients_that_never_finish_the_handshake_neither_block_metrics_nor_sigterm() {
     let client = HttpsClient::trusting(&site.ca, None);
     let web = site.path("web.yml");
     // Two places, so 128 open connections at most: 300 stalled ones fill it twice over.
-    let (mut agent, addr, _dir) = spawn_agent(
-        &[
-            "--web.config.file",
-            web.to_str().unwrap(),
-            "--web.max-connections",
-            "2",
-        ],
-        Stdio::null(),
-    );
+    let (mut agent, addr, _dir) = spawn_agent(&[
+        "--web.config.file",
+        web.to_str().unwrap(),
+        "--web.max-connections",
+        "2",
+    ]);
     let get = |addr: SocketAddr| client.get(addr, "/metrics", Some((USER, PASSWORD)));
     assert!(eventually(|| get(addr).is_ok_and(|r| r.status == 200)));
 
@@ -660,7 +656,7 @@ fn start_up_failure(site: &Site) -> (Option<i32>, String) {
     // Spawned, not waited for: an agent that accepted the file would serve for ever.
     let mut agent = Command::new(env!("CARGO_BIN_EXE_llmtail"))
         .args(site.flags())
-        .args(["--web.listen-address", &free_address()])
+        .args(["--web.listen-address", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

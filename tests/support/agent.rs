@@ -216,16 +216,6 @@ pub fn connect_from(source: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStre
     Ok(socket.into())
 }
 
-/// A loopback address with a port free right now, for an agent started as a process.
-pub fn free_address() -> String {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("127.0.0.1:{port}")
-}
-
 /// A program on the `PATH`, if it is installed.
 pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())

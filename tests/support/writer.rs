@@ -278,13 +278,13 @@ impl Logrotate {
     /// Runs `logrotate -f` once; panics with its output if it fails. Returns how long it took.
     pub fn run(&self) -> Duration {
         let started = Instant::now();
-        let output = std::process::Command::new("logrotate")
+        let output = std::process::Command::new(logrotate_program())
             .arg("-f")
             .arg("-s")
             .arg(&self.status)
             .arg(&self.conf)
             .output()
-            .expect("run logrotate (apt-get install logrotate)");
+            .expect("run logrotate");
         assert!(
             output.status.success(),
             "logrotate failed: {}{}",
@@ -293,6 +293,23 @@ impl Logrotate {
         );
         started.elapsed()
     }
+}
+
+/// `logrotate`: on the `PATH`, or where Debian installs it (`/usr/sbin`, which is not on a
+/// user's `PATH`).
+fn logrotate_program() -> PathBuf {
+    crate::support::agent::on_path("logrotate")
+        .or_else(|| {
+            ["/usr/sbin/logrotate", "/sbin/logrotate"]
+                .map(PathBuf::from)
+                .into_iter()
+                .find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "logrotate is not installed: run scripts/test, which installs what the tests need"
+            )
+        })
 }
 
 /// What a [`NumberSink`] was told.
