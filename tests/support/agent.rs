@@ -52,6 +52,25 @@ pub fn eventually(mut condition: impl FnMut() -> bool) -> bool {
     condition()
 }
 
+/// Scrapes with `scrape` until `condition` holds on the exposition; panics with the last one
+/// otherwise, saying what was waited for.
+pub fn wait_for_metrics(
+    what: &str,
+    mut scrape: impl FnMut() -> String,
+    mut condition: impl FnMut(&str) -> bool,
+) -> String {
+    let mut last = String::new();
+    let held = eventually(|| {
+        last = scrape();
+        condition(&last)
+    });
+    assert!(
+        held,
+        "waited {DEADLINE:?} for {what}; last /metrics:\n{last}"
+    );
+    last
+}
+
 /// An HTTP response, as much of it as the tests look at.
 #[derive(Debug)]
 pub struct Response {
@@ -309,17 +328,8 @@ impl RunningAgent {
     }
 
     /// Polls `/metrics` until `condition` holds; panics with the last exposition otherwise.
-    pub fn wait_for(&self, what: &str, mut condition: impl FnMut(&str) -> bool) -> String {
-        let mut last = String::new();
-        let held = eventually(|| {
-            last = self.metrics();
-            condition(&last)
-        });
-        assert!(
-            held,
-            "waited {DEADLINE:?} for {what}; last /metrics:\n{last}"
-        );
-        last
+    pub fn wait_for(&self, what: &str, condition: impl FnMut(&str) -> bool) -> String {
+        wait_for_metrics(what, || self.metrics(), condition)
     }
 
     /// Stops the agent and fails the test unless it stops within the deadline: nothing it

@@ -160,17 +160,8 @@ impl AgentProcess {
     }
 
     /// Polls `/metrics` until `condition` holds; panics with the last exposition otherwise.
-    pub fn wait_for(&self, what: &str, mut condition: impl FnMut(&str) -> bool) -> String {
-        let mut last = String::new();
-        let held = super::agent::eventually(|| {
-            last = self.metrics();
-            condition(&last)
-        });
-        assert!(
-            held,
-            "waited {DEADLINE:?} for {what}; last /metrics:\n{last}"
-        );
-        last
+    pub fn wait_for(&self, what: &str, condition: impl FnMut(&str) -> bool) -> String {
+        super::agent::wait_for_metrics(what, || self.metrics(), condition)
     }
 
     /// Sends SIGTERM and waits (up to [`DEADLINE`]) for the agent to exit: how it exited, if
