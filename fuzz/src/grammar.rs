@@ -16,10 +16,17 @@ use crate::borrowed_from;
 /// leap second) and less than a second of nanoseconds. The agent turns it into an instant
 /// with no second look.
 pub fn time(time: &LogTime, input: &str) {
+    // A head that printed only the clock has month and day 0 by construction: its date is the
+    // day the line arrives, so only its clock is checked.
+    let (month, day) = if time.is_time_only() {
+        (1, 1)
+    } else {
+        (time.month.into(), time.day.into())
+    };
     assert!(
         LogTime::is_valid_clock(
-            time.month.into(),
-            time.day.into(),
+            month,
+            day,
             time.hour.into(),
             time.minute.into(),
             time.second.into()
@@ -401,5 +408,23 @@ pub fn clocks(data: &[u8]) {
     }
     if let Some(t) = vllm::head::split(text).time {
         time(&t, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SGLang's `[03:51:54]` head gives a time with no date (month and day 0), which the check
+    /// once called impossible.
+    #[test]
+    fn a_head_that_printed_only_the_clock_is_a_possible_time() {
+        time(&LogTime::time_only(3, 51, 54, 0), "[03:51:54] Decode batch");
+    }
+
+    #[test]
+    #[should_panic(expected = "impossible time")]
+    fn a_clock_past_midnight_is_an_impossible_time() {
+        time(&LogTime::time_only(24, 0, 0, 0), "[24:00:00]");
     }
 }
