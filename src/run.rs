@@ -11,7 +11,7 @@ use crate::config::{LiveSettings, Settings};
 use crate::exposition::serve::{self, ServeOptions};
 use crate::exposition::{self, render, Lifecycle, Shared};
 use crate::pipeline::{new_state, Checkpointing, Notifying, Pipeline, Reading};
-use crate::reload::{reload_on_hangup, Reloader};
+use crate::reload::{reload_on_hangup, ReloadRequest, Reloader};
 use crate::remote_write::metrics::QueueSeries;
 use crate::samples::{SampleSource, SharedSources};
 use crate::service::ServiceManager;
@@ -208,37 +208,19 @@ pub async fn serve_on(
     let (stopper, follower) = follow_logs(settings, pipeline)?;
 
     let live = LiveSettings::new(settings.clone());
-    let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
-    let reloader = Reloader {
+    let reload_requests = start_reloads(Reloader {
         live: live.clone(),
         pipeline: reconfigure,
         reader: stopper.clone(),
         state: Arc::clone(&state),
         clock: clock.clone(),
-    };
-    tokio::spawn(reloader.serve(reloads));
-    reload_on_hangup(reload_requests.clone());
+    });
     let quit = Arc::new(tokio::sync::Notify::new());
     let lifecycle = settings.enable_lifecycle.then(|| Lifecycle {
         reload: reload_requests,
         quit: Arc::clone(&quit),
     });
-    let queues = crate::remote_write::queues(&settings.remote_write);
-    // The queues' own series, which scrapes, pushes and the landing page read alike.
-    let sources: SharedSources = Arc::from([
-        Arc::new(QueueSeries(Arc::clone(&queues))) as Arc<dyn SampleSource + Send + Sync>
-    ]);
-    let labels_in_force = live.clone();
-    let pusher = crate::remote_write::Pusher::start(
-        &settings.remote_write,
-        crate::remote_write::Sources {
-            state: Arc::clone(&state),
-            clock: clock.clone(),
-            external_labels: Arc::new(move || labels_in_force.get().labels.clone()),
-            queues,
-            sources: Arc::clone(&sources),
-        },
-    );
+    let (sources, pusher) = start_pushes(settings, &state, &clock, &live);
     let shared = Shared {
         state,
         telemetry_path: Arc::from(settings.telemetry_path.as_str()),
@@ -248,12 +230,7 @@ pub async fn serve_on(
         lifecycle,
         sources,
     };
-    let address = listener.local_addr().unwrap_or(settings.listen_address);
-    let (tls, basic_auth) = (
-        settings.web_config.is_tls(),
-        !settings.web_config.current().users.is_empty(),
-    );
-    tracing::info!(%address, path = %settings.telemetry_path, tls, basic_auth, "serving metrics");
+    say_where_metrics_are_served(settings, &listener);
     let options = ServeOptions {
         max_connections: settings.max_connections,
         ..ServeOptions::default()
@@ -266,16 +243,67 @@ pub async fn serve_on(
     };
     let web = Arc::clone(&settings.web_config);
     let served = serve::serve(listener, exposition::app(shared), web, shutdown, options).await;
-    stopper.stop();
-    if follower.join().is_err() {
-        tracing::error!("the reader thread panicked");
-    }
+    stop_following(stopper, follower);
     // After the reader: the last push holds every line read.
     if let Some(pusher) = pusher {
         pusher.stop().await;
     }
     tracing::info!("stopped");
     served.context("the HTTP server failed")
+}
+
+/// The start-up line that says where metrics are served (tests read the bound address from it).
+fn say_where_metrics_are_served(settings: &Settings, listener: &tokio::net::TcpListener) {
+    let address = listener.local_addr().unwrap_or(settings.listen_address);
+    let (tls, basic_auth) = (
+        settings.web_config.is_tls(),
+        !settings.web_config.current().users.is_empty(),
+    );
+    tracing::info!(%address, path = %settings.telemetry_path, tls, basic_auth, "serving metrics");
+}
+
+/// Stops the reader and waits for its thread, which saves the state file (if any) a last time.
+fn stop_following(stopper: Stopper, follower: std::thread::JoinHandle<()>) {
+    stopper.stop();
+    if follower.join().is_err() {
+        tracing::error!("the reader thread panicked");
+    }
+}
+
+/// Serves reloads (SIGHUP, and `POST /-/reload` through the returned sender) on a task of
+/// their own, one at a time.
+fn start_reloads(reloader: Reloader) -> tokio::sync::mpsc::Sender<ReloadRequest> {
+    let (reload_requests, reloads) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(reloader.serve(reloads));
+    reload_on_hangup(reload_requests.clone());
+    reload_requests
+}
+
+/// Starts pushing to the remote_write receivers, if any: the sources beside the state that
+/// scrapes, pushes and the landing page read alike (the queues' own series), and the pusher
+/// to stop after the reader.
+fn start_pushes(
+    settings: &Settings,
+    state: &Arc<std::sync::Mutex<crate::state::State>>,
+    clock: &Clock,
+    live: &LiveSettings,
+) -> (SharedSources, Option<crate::remote_write::Pusher>) {
+    let queues = crate::remote_write::queues(&settings.remote_write);
+    let sources: SharedSources = Arc::from([
+        Arc::new(QueueSeries(Arc::clone(&queues))) as Arc<dyn SampleSource + Send + Sync>
+    ]);
+    let labels_in_force = live.clone();
+    let pusher = crate::remote_write::Pusher::start(
+        &settings.remote_write,
+        crate::remote_write::Sources {
+            state: Arc::clone(state),
+            clock: clock.clone(),
+            external_labels: Arc::new(move || labels_in_force.get().labels.clone()),
+            queues,
+            sources: Arc::clone(&sources),
+        },
+    );
+    (sources, pusher)
 }
 
 /// Follows the logs on a thread of their own, going on from the state file if there is one
