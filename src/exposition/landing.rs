@@ -106,44 +106,55 @@ fn file_cell(log: &LogState, now: f64) -> Cell {
     }
 }
 
-fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
-    let mut rows = Vec::new();
-    for log in state.shown_logs() {
-        let grammars: Vec<String> = log
-            .parsed
-            .iter()
-            .map(|g| format!("{} {}", g.grammar, g.lines))
-            .collect();
-        let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
-        let skipped: u64 = log.io.skipped().iter().map(|(_, n)| n).sum();
-        let mut zone = sources
-            .iter()
-            .find(|l| l.spec == log.source)
-            .map_or("", |l| l.timezone.name())
-            .to_string();
-        if log.clock.is_auto() && log.clock.correction() != 0.0 {
-            let _ = write!(
-                zone,
-                "; learned: the log's times are {:+.2} h off",
-                log.clock.correction() / 3600.0
-            );
-        }
-        rows.push(vec![
-            Cell::code(log.label.to_string()),
-            Cell::plain(zone),
-            file_cell(log, now),
-            Cell::plain(log.io.offset.to_string()),
-            Cell::plain(log.io.lines_read.to_string()),
-            Cell::plain(grammars.join(", ")),
-            Cell::toned(
-                rejected.to_string(),
-                if rejected > 0 { Tone::Bad } else { Tone::Plain },
-            ),
-            Cell::plain(skipped.to_string()),
-            Cell::plain(line_age(log, now, log.latest_line_at, "none yet")),
-            Cell::plain(log.model_name_shown(&state.settings)),
-        ]);
+/// One followed file's row of the Logs table.
+fn log_row(state: &State, log: &LogState, sources: &[LogSettings], now: f64) -> Vec<Cell> {
+    let grammars: Vec<String> = log
+        .parsed
+        .iter()
+        .map(|g| format!("{} {}", g.grammar, g.lines))
+        .collect();
+    let rejected: u64 = log.rejected.iter().map(|(_, n)| n).sum();
+    let skipped: u64 = log.io.skipped().iter().map(|(_, n)| n).sum();
+    vec![
+        Cell::code(log.label.to_string()),
+        Cell::plain(zone_shown(log, sources)),
+        file_cell(log, now),
+        Cell::plain(log.io.offset.to_string()),
+        Cell::plain(log.io.lines_read.to_string()),
+        Cell::plain(grammars.join(", ")),
+        Cell::toned(
+            rejected.to_string(),
+            if rejected > 0 { Tone::Bad } else { Tone::Plain },
+        ),
+        Cell::plain(skipped.to_string()),
+        Cell::plain(line_age(log, now, log.latest_line_at, "none yet")),
+        Cell::plain(log.model_name_shown(&state.settings)),
+    ]
+}
+
+/// The zone a log's times are read in, and the offset learned from its live lines if any.
+fn zone_shown(log: &LogState, sources: &[LogSettings]) -> String {
+    let mut zone = sources
+        .iter()
+        .find(|l| l.spec == log.source)
+        .map_or("", |l| l.timezone.name())
+        .to_string();
+    if log.clock.is_auto() && log.clock.correction() != 0.0 {
+        let _ = write!(
+            zone,
+            "; learned: the log's times are {:+.2} h off",
+            log.clock.correction() / 3600.0
+        );
     }
+    zone
+}
+
+/// The Logs table: a row per followed file, and one per glob that matches no file yet.
+fn log_table(state: &State, sources: &[LogSettings], now: f64) -> Table {
+    let mut rows: Vec<Vec<Cell>> = state
+        .shown_logs()
+        .map(|log| log_row(state, log, sources, now))
+        .collect();
     for source in sources {
         let is_glob = matches!(source.spec, LogSpec::Glob(_));
         if is_glob && !state.iter_logs().any(|log| log.source == source.spec) {
