@@ -25,7 +25,7 @@ pub(super) fn ingest(
 ) {
     let now = batch.dating.now;
     // The log's first stage as it is after the last line read: a record may change it (the
-    // splitter searches afresh after each flagged line, the only lines that can).
+    // splitter searches afresh after each line it hits, the only lines that can).
     let first_stage = Cell::new(log.anchors);
     let search = |raw: &[u8]| first_stage.get().first_anchor(raw);
     let anchors: &dyn Fn(&[u8]) -> Option<usize> = if log.decoder.is_plain() {
@@ -33,12 +33,9 @@ pub(super) fn ingest(
     } else {
         &every_line
     };
-    while let Some((raw, may_parse)) = lines.next_flagged(anchors) {
+    let mut passed = 0;
+    while let Some(raw) = lines.next_hit(anchors, &mut passed) {
         log_state.io.lines_read += 1;
-        if !may_parse {
-            log_state.io.lines_unmatched += 1;
-            continue;
-        }
         let Some((text, envelope_time)) = decode(&mut log.decoder, raw, log_state) else {
             continue;
         };
@@ -56,6 +53,9 @@ pub(super) fn ingest(
         }
         first_stage.set(log.anchors);
     }
+    // A line passed over holds no anchor: read, and no engine's.
+    log_state.io.lines_read += passed;
+    log_state.io.lines_unmatched += passed;
     warn_of_zone_offset(log_state, log, now);
     if batch.dating.reading == Reading::Following {
         warn_if_nothing_recognised(log_state);

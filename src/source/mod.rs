@@ -227,7 +227,7 @@ pub trait Sink: Send {
     /// A batch of complete lines of one file, without their `\n` (a trailing `\r` is kept:
     /// CRLF handling belongs to the envelope).
     /// `lines` is an iterator of `&[u8]`, and can also flag the lines a search matches in
-    /// ([`Lines::next_flagged`]) with one search over the whole batch.
+    /// ([`Lines::next_hit`]) with one search over the whole batch.
     fn lines(&mut self, log: LogId, lines: &mut Lines<'_>);
     /// Something happened to a file.
     fn event(&mut self, log: LogId, event: TailEvent);
