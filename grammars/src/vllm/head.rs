@@ -7,9 +7,6 @@
 //! format) is taken whole as the message; a message behind a head of another format is found
 //! by the dispatch ([`crate::foreign`]).
 
-use std::sync::LazyLock;
-
-use aho_corasick::AhoCorasick;
 use nom::{
     bytes::complete::{tag, take_while1, take_while_m_n},
     character::complete::char,
@@ -27,20 +24,17 @@ pub struct Head<'a> {
     pub message: &'a str,
 }
 
-static LEVELS: LazyLock<AhoCorasick> =
-    LazyLock::new(|| AhoCorasick::new(LEVEL_WORDS).expect("plain strings"));
-
 /// Splits a line into head and message. Never fails: without a head the whole line,
 /// less any leading process prefixes, is the message. Always inlined: with the foreign-head
 /// reader as a second caller the compiler stopped inlining it into [`crate::vllm`]'s
 /// `read_message`, which every stats line goes through (0.4% of a one-shot run's instructions).
 #[inline(always)]
 pub fn split(line: &str) -> Head<'_> {
-    for found in LEVELS.find_iter(line) {
-        if let Ok((message, time)) = after_level(&line[found.end()..]) {
+    for (start, end) in level_words(line) {
+        if let Ok((message, time)) = after_level(&line[end..]) {
             return Head {
                 time: Some(time),
-                process: last_process(&line[..found.start()]),
+                process: last_process(&line[..start]),
                 message,
             };
         }
@@ -60,6 +54,26 @@ pub fn split(line: &str) -> Head<'_> {
 
 /// The level words a head starts with (after any process prefixes).
 pub const LEVEL_WORDS: [&str; 5] = ["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "];
+
+/// Where each level word stands in `line` (its start and end), in order. A level word ends with
+/// the only space in it, so the words cannot overlap and each is found at a space, by the
+/// letters before it: a few bytes checked per space, where a multi-pattern automaton cost a
+/// fifth of a stats line's parse.
+#[inline(always)]
+fn level_words(line: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let bytes = line.as_bytes();
+    memchr::memchr_iter(b' ', bytes).filter_map(move |space| {
+        let last_letter = *bytes.get(space.checked_sub(1)?)?;
+        if !matches!(last_letter, b'G' | b'O' | b'R' | b'L') {
+            return None;
+        }
+        let through_space = &bytes[..=space];
+        let word = LEVEL_WORDS
+            .iter()
+            .find(|word| through_space.ends_with(word.as_bytes()))?;
+        Some((space + 1 - word.len(), space + 1))
+    })
+}
 
 /// Where the message of a head whose level word ends at `level_end` begins, when the rest of a
 /// head follows it (`MM-DD HH:MM:SS [file.py:N] `).
@@ -99,20 +113,86 @@ fn opening_paren(text: &str) -> Option<usize> {
     None
 }
 
-// Always inlined for the same reason as [`split`]: with two copies of it the compiler stopped
-// inlining this into them (0.2% of a one-shot run's instructions).
+/// `MM-DD HH:MM:SS [file.py:N] ` after the level word; returns the message. Read byte by byte
+/// (a stats line's head is read once per line, and nom's char-wise productions cost most of the
+/// head); a file name that is not ASCII is left to [`after_level_by_chars`], whose
+/// `char::is_whitespace` ends it where this could not tell.
 #[inline(always)]
+fn after_level(input: &str) -> IResult<&str, LogTime> {
+    let not_a_head =
+        || nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Verify));
+    let bytes = input.as_bytes();
+    let clock = bytes.get(..15).ok_or_else(not_a_head)?;
+    let two = |at: usize| -> Option<u8> {
+        let (tens, ones) = (clock[at], clock[at + 1]);
+        (tens.is_ascii_digit() && ones.is_ascii_digit()).then(|| (tens - b'0') * 10 + (ones - b'0'))
+    };
+    let separators = clock[2] == b'-'
+        && clock[5] == b' '
+        && clock[8] == b':'
+        && clock[11] == b':'
+        && clock[14] == b' ';
+    let (Some(month), Some(day), Some(hour), Some(minute), Some(second), true) =
+        (two(0), two(3), two(6), two(9), two(12), separators)
+    else {
+        return Err(not_a_head());
+    };
+    let name_at = if bytes.get(15) == Some(&b'[') { 16 } else { 15 };
+    let name_len = bytes[name_at..]
+        .iter()
+        .take_while(|&&b| {
+            b != b']' && b != b':' && !matches!(b, b'\t'..=b'\r' | b' ') && b.is_ascii()
+        })
+        .count();
+    let colon = name_at + name_len;
+    match bytes.get(colon) {
+        Some(b':') if name_len > 0 => {}
+        Some(b) if !b.is_ascii() => return after_level_by_chars(input),
+        _ => return Err(not_a_head()),
+    }
+    let line_digits = bytes[colon + 1..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let rest = &input[colon + 1 + line_digits..];
+    let message = match rest.strip_prefix("] ") {
+        Some(message) if line_digits > 0 => message,
+        _ => return Err(not_a_head()),
+    };
+    if !LogTime::is_valid_clock(
+        month.into(),
+        day.into(),
+        hour.into(),
+        minute.into(),
+        second.into(),
+    ) {
+        return Err(not_a_head());
+    }
+    Ok((
+        message,
+        LogTime {
+            year: None,
+            month,
+            day,
+            hour,
+            minute,
+            second,
+            nanos: 0,
+            utc_offset: None,
+        },
+    ))
+}
+
 fn two_digits(input: &str) -> IResult<&str, u8> {
     take_while_m_n(2, 2, |c: char| c.is_ascii_digit())
         .map_res(str::parse::<u8>)
         .parse(input)
 }
 
-/// `MM-DD HH:MM:SS [file.py:N] ` after the level word; returns the message. Always inlined:
-/// with [`message_at`] as a second caller the compiler stopped inlining it into [`split`], which
-/// every stats line goes through.
-#[inline(always)]
-fn after_level(input: &str) -> IResult<&str, LogTime> {
+/// [`after_level`] read char by char: the head whose file name holds a byte that is not ASCII.
+#[cold]
+#[inline(never)]
+fn after_level_by_chars(input: &str) -> IResult<&str, LogTime> {
     let (input, (month, _, day, _, hour, _, minute, _, second, _)) = (
         two_digits,
         char('-'),
@@ -258,6 +338,39 @@ mod tests {
         assert_eq!(h.process, Some("task"));
         let h = split("(task, pid=17433) Avg prompt");
         assert_eq!((h.process, h.message), (Some("task"), "Avg prompt"));
+    }
+
+    #[test]
+    fn the_head_read_by_bytes_is_the_head_read_by_chars() {
+        let after_levels = [
+            "11-22 13:25:01 [loggers.py:257] Engine 000: m",
+            "02-28 21:48:18 metrics.py:161] Avg prompt",
+            "01-09 00:44:40 [v1/metrics/loggers.py:335] m",
+            "11-22 13:25:01 [loggers.py:257]",
+            "11-22 13:25:01 [loggers.py:257]x",
+            "11-22 13:25:01 [loggers.py:] m",
+            "11-22 13:25:01 [:257] m",
+            "11-22 13:25:01 [] m",
+            "11-22 13:25:01 [logg ers.py:257] m",
+            "11-22 13:25:01 [logg\u{b}ers.py:257] m",
+            "11-22 13:25:01 [logg\u{a0}ers.py:257] m",
+            "11-22 13:25:01 [lögger.py:257] m",
+            "11-22 13:25:01 [logger.py:257\u{e9}] m",
+            "13-22 13:25:01 [loggers.py:257] m",
+            "11-22 24:25:01 [loggers.py:257] m",
+            "11-22 13:25:0 [loggers.py:257] m",
+            "11/22 13:25:01 [loggers.py:257] m",
+            "1١-22 13:25:01 [loggers.py:257] m",
+            "11-22 13:25:01",
+            "",
+        ];
+        for text in after_levels {
+            assert_eq!(
+                after_level(text).ok(),
+                after_level_by_chars(text).ok(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
