@@ -178,16 +178,106 @@ fn count_with_unit<'a>(
     (uint, tag(unit)).map(|(v, _)| v)
 }
 
+/// The `<DEVICE> KV cache usage` fields of a stats line (V0 prints two), in order.
+type Usages<'a> = [Option<(&'a str, f64)>; 2];
+
 fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
     // V0 from 0.4.3 and V1 0.7.1-0.7.2 end in `.`; 0.7.0 in a space.
     let body = body.trim_end();
     let body = body.strip_suffix('.').unwrap_or(body);
-    let mut stats = VllmStats {
-        engine: scope.engine,
-        aggregated_engines: scope.aggregated_engines,
-        ..VllmStats::default()
+    let empty = || {
+        let stats = VllmStats {
+            engine: scope.engine,
+            aggregated_engines: scope.aggregated_engines,
+            ..VllmStats::default()
+        };
+        (stats, [None, None])
     };
-    let mut usages: [Option<(&str, f64)>; 2] = [None, None];
+    let (mut stats, mut usages) = empty();
+    if read_known_fields(body, &mut stats, &mut usages).is_none() {
+        (stats, usages) = empty();
+        read_fields(body, &mut stats, &mut usages)?;
+    }
+    complete(stats, usages)
+}
+
+/// Reads a list made only of the fields vLLM prints, each printed as vLLM prints it, in one
+/// pass: `None` at anything else (an unknown key, a value of another shape, a separator that
+/// is not `, `, a key twice), and then [`read_fields`] reads the list from the start. What this
+/// accepts, [`read_fields`] splits into the same keys and values (no value of these holds `, `
+/// or `: `) and reads the same way, so the two agree; this one spares the field splitter's
+/// searches, most of a stats line's parse.
+fn read_known_fields<'a>(
+    body: &'a str,
+    stats: &mut VllmStats<'a>,
+    usages: &mut Usages<'a>,
+) -> Option<()> {
+    let mut rest = body;
+    loop {
+        rest = read_known_field(rest, stats, usages)?;
+        if rest.is_empty() {
+            return Some(());
+        }
+        rest = rest.strip_prefix(", ")?;
+    }
+}
+
+/// One field of [`read_known_fields`] at the start of `list`; the text after its value.
+#[inline(always)]
+fn read_known_field<'a>(
+    list: &'a str,
+    stats: &mut VllmStats<'a>,
+    usages: &mut Usages<'a>,
+) -> Option<&'a str> {
+    let rate = |value: &'a str, unit: &str| -> Option<(f64, &'a str)> {
+        let (rest, rate) = float(value).ok()?;
+        Some((rate, rest.strip_prefix(unit)?))
+    };
+    let count = |value: &'a str, unit: &str| -> Option<(u64, &'a str)> {
+        let (rest, count) = uint(value).ok()?;
+        Some((count, rest.strip_prefix(unit)?))
+    };
+    let key_end = memchr::memchr(b':', list.as_bytes())?;
+    let (key, value) = (&list[..key_end], list[key_end..].strip_prefix(": ")?);
+    match key {
+        "Avg prompt throughput" => once(&mut stats.prompt_throughput, rate(value, " tokens/s")?),
+        "Avg generation throughput" => {
+            once(&mut stats.generation_throughput, rate(value, " tokens/s")?)
+        }
+        "Running" => once(&mut stats.running, count(value, " reqs")?),
+        "Waiting" => once(&mut stats.waiting, count(value, " reqs")?),
+        "Prefix cache hit rate" => {
+            once(&mut stats.prefix_cache_hit_rate_percent, rate(value, "%")?)
+        }
+        _ => {
+            let device = key.strip_suffix(" KV cache usage")?;
+            if !is_device_word(device) {
+                return None;
+            }
+            let (percent, rest) = rate(value, "%")?;
+            *usages.iter_mut().find(|u| u.is_none())? = Some((device, percent));
+            Some(rest)
+        }
+    }
+}
+
+/// Fills `slot` with a value read, unless it is filled already; the text after the value.
+fn once<'a, T>(slot: &mut Option<T>, (value, rest): (T, &'a str)) -> Option<&'a str> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(rest)
+}
+
+/// Reads every `Key: value` field of a stats line's list into `stats` and `usages`: `None` for
+/// a line that is not a stats line (a part that is no field, a known key's value not as vLLM
+/// prints it, a key twice).
+fn read_fields<'a>(
+    body: &'a str,
+    stats: &mut VllmStats<'a>,
+    usages: &mut Usages<'a>,
+) -> Option<()> {
     for field in fields(body) {
         let Field { key, value } = field.ok()?;
         match key {
@@ -248,6 +338,11 @@ fn summary<'a>(scope: Scope, body: &'a str) -> Option<VllmStats<'a>> {
             }
         }
     }
+    Some(())
+}
+
+/// The stats a line's fields gave, if they are a whole stats line of some vLLM version.
+fn complete<'a>(mut stats: VllmStats<'a>, usages: Usages<'a>) -> Option<VllmStats<'a>> {
     let v0 = stats.pending.is_some() || stats.swapped.is_some();
     if v0 {
         // V0 prints `GPU KV cache usage` (whatever the hardware) and `CPU KV cache usage` (swap).
@@ -393,6 +488,68 @@ fn iteration(scope: Scope, body: &str) -> Option<Iteration<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bodies (after head and scope) of every line case, and edits of each: cut at every
+    /// byte, digits made other numbers, separators changed, fields doubled or dropped.
+    fn case_bodies_and_edits() -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cases");
+        let mut bodies = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let file: toml::Value = toml::from_str(&text).unwrap();
+            for case in file["case"].as_array().unwrap() {
+                let line = case["line"].as_str().unwrap();
+                let message = crate::vllm::head::split(line).message;
+                bodies.push(scope(message).1.trim_end().to_string());
+            }
+        }
+        let mut edited = Vec::new();
+        for body in &bodies {
+            edited.extend((0..=body.len()).filter_map(|at| body.get(..at)).map(str::to_string));
+            for (from, to) in [
+                ("1", "1e3"),
+                ("0", "nan"),
+                (".", ""),
+                ("%", " %"),
+                (", ", ","),
+                (", ", ", , "),
+                (" reqs", ""),
+                ("GPU", "gpu"),
+                ("Running", "Waiting"),
+                (" tokens/s", " tokens/s: 1"),
+            ] {
+                edited.push(body.replacen(from, to, 1));
+                edited.push(body.replace(from, to));
+            }
+            edited.push(format!("{body}, {body}"));
+            edited.push(format!("{body}, Avg prompt throughput: 1.0 tokens/s"));
+            edited.push(format!("{body}, XPU KV cache usage: 1.0%"));
+            edited.push(format!("{body}, Some new field: 3"));
+        }
+        bodies.extend(edited);
+        bodies
+    }
+
+    #[test]
+    fn the_known_fields_read_in_one_pass_are_the_fields_the_splitter_reads() {
+        let fresh = || (VllmStats::default(), [None, None]);
+        let mut read_in_one_pass = 0;
+        for body in case_bodies_and_edits() {
+            let (mut fast, mut fast_usages) = fresh();
+            if read_known_fields(&body, &mut fast, &mut fast_usages).is_none() {
+                continue;
+            }
+            read_in_one_pass += 1;
+            let (mut split, mut split_usages) = fresh();
+            assert_eq!(
+                read_fields(&body, &mut split, &mut split_usages),
+                Some(()),
+                "{body:?}"
+            );
+            assert_eq!((fast, fast_usages), (split, split_usages), "{body:?}");
+        }
+        assert!(read_in_one_pass > 100, "{read_in_one_pass} read in one pass");
+    }
 
     fn stats(message: &str) -> Option<VllmStats<'_>> {
         match parse(message)? {
