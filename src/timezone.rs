@@ -8,6 +8,8 @@
 //! calendar and the zone's rules (DST included) from the tz database: the system's when it has
 //! one, else the copy built into the binary (`tzdb-bundle-always`).
 
+mod steady;
+
 use std::cell::Cell;
 
 use jiff::civil::DateTime;
@@ -199,22 +201,196 @@ pub fn resolve_in_order(
     now: f64,
     previous: Option<f64>,
 ) -> Option<Resolved> {
-    let order = Order {
-        previous,
-        second_pass: Cell::new(false),
-    };
-    let at = if time.month == 0 {
-        on_closest_day(time, zone, now, &order)
-    } else {
-        match time.year {
-            Some(year) => instant(time, i16::try_from(year).ok()?, zone, &order),
-            None => in_closest_year(time, zone, now, &order),
+    ZoneReader::new(zone.clone()).resolve_in_order(time, now, previous)
+}
+
+/// A zone that one log's times are read in, one after another: [`resolve_in_order`] with what
+/// the last times read taught of the zone kept, the same answers at a fraction of the cost.
+/// It keeps the span of wall times around the last one read that share its offset
+/// ([`steady`]), and the calendar date of the last `now` asked (what the year of a time
+/// without one is judged by).
+#[derive(Debug, Clone)]
+pub struct ZoneReader {
+    zone: TimeZone,
+    steady: steady::SteadyOffset,
+    /// `now` (in whole seconds) and the wall time in the zone then.
+    today: Cell<Option<(i64, DateTime)>>,
+}
+
+impl ZoneReader {
+    pub fn new(zone: TimeZone) -> ZoneReader {
+        ZoneReader {
+            zone,
+            steady: steady::SteadyOffset::default(),
+            today: Cell::new(None),
         }
-    }?;
-    Some(Resolved {
-        at,
-        second_pass: order.second_pass.get(),
-    })
+    }
+
+    pub fn zone(&self) -> &TimeZone {
+        &self.zone
+    }
+
+    /// [`resolve_in_order`] in this zone.
+    pub fn resolve_in_order(
+        &self,
+        time: &LogTime,
+        now: f64,
+        previous: Option<f64>,
+    ) -> Option<Resolved> {
+        let order = Order {
+            previous,
+            second_pass: Cell::new(false),
+        };
+        let at = if time.month == 0 {
+            self.on_closest_day(time, now, &order)
+        } else {
+            match time.year {
+                Some(year) => self.instant(time, i16::try_from(year).ok()?, &order),
+                None => self.in_closest_year(time, now, &order),
+            }
+        }?;
+        Some(Resolved {
+            at,
+            second_pass: order.second_pass.get(),
+        })
+    }
+
+    /// The wall time in this zone at `now`.
+    fn today(&self, now: f64) -> Option<DateTime> {
+        let second = now.floor() as i64;
+        match self.today.get() {
+            Some((asked, today)) if asked == second => Some(today),
+            _ => {
+                let today = self.zone.to_datetime(Timestamp::from_second(second).ok()?);
+                self.today.set(Some((second, today)));
+                Some(today)
+            }
+        }
+    }
+
+    /// A clock time without a date, on yesterday's, today's or tomorrow's date in the zone: the
+    /// one closest to `now` (a line printed at 23:59:58 and read after midnight is yesterday's).
+    fn on_closest_day(&self, time: &LogTime, now: f64, order: &Order) -> Option<f64> {
+        let today = self.today(now)?.date();
+        [today.yesterday().ok()?, today, today.tomorrow().ok()?]
+            .into_iter()
+            .filter_map(|day| {
+                let dated = LogTime {
+                    month: day.month() as u8,
+                    day: day.day() as u8,
+                    ..*time
+                };
+                self.instant(&dated, day.year(), order)
+            })
+            .min_by(|a, b| (a - now).abs().total_cmp(&(b - now).abs()))
+    }
+
+    fn in_closest_year(&self, time: &LogTime, now: f64, order: &Order) -> Option<f64> {
+        let today = self.today(now)?;
+        let latest = now + AHEAD_TOLERANCE_SECONDS;
+        // Only a January time read in December can belong to next year (a clock just behind the
+        // writer's at midnight on Dec 31).
+        if time.month == 1 && today.month() == 12 {
+            let next_year = self.instant(time, today.year() + 1, order);
+            if let Some(t) = next_year.filter(|t| *t <= latest) {
+                return Some(t);
+            }
+        }
+        // Four years back at most: Feb 29 read in a common year is the last leap year's.
+        (today.year() - 4..=today.year())
+            .rev()
+            .find_map(|year| self.instant(time, year, order).filter(|t| *t <= latest))
+    }
+
+    /// `time` in `year`: at its own offset when it printed one, else in the zone (a fold's
+    /// repeated hour as its earlier instant, unless that is before `previous`).
+    fn instant(&self, time: &LogTime, year: i16, order: &Order) -> Option<f64> {
+        // jiff's clock stops at :59; a leap second (`:60`, which record heads may print) is read
+        // as the second after :59.
+        let leap = time.second == 60;
+        let second = if leap { 59 } else { time.second };
+        let seconds = match time.utc_offset {
+            Some(offset) => {
+                let civil = DateTime::new(
+                    year,
+                    time.month as i8,
+                    time.day as i8,
+                    time.hour as i8,
+                    time.minute as i8,
+                    second as i8,
+                    0,
+                )
+                .ok()?;
+                Offset::from_seconds(offset)
+                    .ok()?
+                    .to_timestamp(civil)
+                    .ok()?
+                    .as_second()
+            }
+            None => {
+                let wall = steady::wall_seconds(
+                    year,
+                    time.month,
+                    time.day,
+                    time.hour,
+                    time.minute,
+                    second,
+                )?;
+                match self.steady.instant(wall) {
+                    Some(at) => at,
+                    None => self.instant_by_rules(wall, time, year, second, order)?,
+                }
+            }
+        };
+        let seconds = seconds + i64::from(leap);
+        Some(seconds as f64 + f64::from(time.nanos) / 1e9)
+    }
+
+    /// [`ZoneReader::instant`] by the zone's rules, for a wall time outside the steady span;
+    /// learns the span around it when it reads at one offset.
+    #[cold]
+    fn instant_by_rules(
+        &self,
+        wall: i64,
+        time: &LogTime,
+        year: i16,
+        second: u8,
+        order: &Order,
+    ) -> Option<i64> {
+        let civil = DateTime::new(
+            year,
+            time.month as i8,
+            time.day as i8,
+            time.hour as i8,
+            time.minute as i8,
+            second as i8,
+            0,
+        )
+        .ok()?;
+        // A wall time in a DST gap never happened and one in a fold happened twice: jiff's
+        // `compatible` choice (RFC 5545, Temporal) reads a gap's with the offset before it, so
+        // it lands as far after the gap as it was into it, and a fold's as the earlier one.
+        let ambiguous = self.zone.to_ambiguous_timestamp(civil);
+        let compatible = ambiguous.compatible().ok()?;
+        match ambiguous.offset() {
+            AmbiguousOffset::Unambiguous { offset } => {
+                self.steady
+                    .learn(&self.zone, wall, i64::from(offset.seconds()));
+            }
+            AmbiguousOffset::Fold { .. } => {
+                // Lines a few seconds out of order (two writers) stay in the first pass; only
+                // a time that would go back most of the repeated hour is the second pass.
+                if order.previous.is_some_and(|previous| {
+                    (compatible.as_second() as f64) < previous - FOLD_BACKWARDS_SECONDS
+                }) {
+                    order.second_pass.set(true);
+                    return Some(ambiguous.later().ok()?.as_second());
+                }
+            }
+            AmbiguousOffset::Gap { .. } => {}
+        }
+        Some(compatible.as_second())
+    }
 }
 
 /// The previous line's time, and whether a fold's second pass was taken after it.
@@ -223,95 +399,86 @@ struct Order {
     second_pass: Cell<bool>,
 }
 
-/// A clock time without a date, on yesterday's, today's or tomorrow's date in `zone`: the one
-/// closest to `now` (a line printed at 23:59:58 and read after midnight is yesterday's).
-fn on_closest_day(time: &LogTime, zone: &TimeZone, now: f64, order: &Order) -> Option<f64> {
-    let today = zone
-        .to_datetime(Timestamp::from_second(now.floor() as i64).ok()?)
-        .date();
-    [today.yesterday().ok()?, today, today.tomorrow().ok()?]
-        .into_iter()
-        .filter_map(|day| {
-            let dated = LogTime {
-                month: day.month() as u8,
-                day: day.day() as u8,
-                ..*time
-            };
-            instant(&dated, day.year(), zone, order)
-        })
-        .min_by(|a, b| (a - now).abs().total_cmp(&(b - now).abs()))
-}
-
-fn in_closest_year(time: &LogTime, zone: &TimeZone, now: f64, order: &Order) -> Option<f64> {
-    let today = zone.to_datetime(Timestamp::from_second(now.floor() as i64).ok()?);
-    let latest = now + AHEAD_TOLERANCE_SECONDS;
-    // Only a January time read in December can belong to next year (a clock just behind the
-    // writer's at midnight on Dec 31).
-    if time.month == 1 && today.month() == 12 {
-        let next_year = instant(time, today.year() + 1, zone, order);
-        if let Some(t) = next_year.filter(|t| *t <= latest) {
-            return Some(t);
-        }
-    }
-    // Four years back at most: Feb 29 read in a common year is the last leap year's.
-    (today.year() - 4..=today.year())
-        .rev()
-        .find_map(|year| instant(time, year, zone, order).filter(|t| *t <= latest))
-}
-
 /// How far back a fold's earlier instant must be from the previous line's for the later one to
 /// be taken.
 const FOLD_BACKWARDS_SECONDS: f64 = 600.0;
 
-/// `time` in `year`: at its own offset when it printed one, else in `zone` (a fold's repeated
-/// hour as its earlier instant, unless that is before `previous`).
-fn instant(time: &LogTime, year: i16, zone: &TimeZone, order: &Order) -> Option<f64> {
-    // jiff's clock stops at :59; a leap second (`:60`, which record heads may print) is read
-    // as the second after :59.
-    let leap = time.second == 60;
-    let civil = DateTime::new(
-        year,
-        time.month as i8,
-        time.day as i8,
-        time.hour as i8,
-        time.minute as i8,
-        if leap { 59 } else { time.second as i8 },
-        0,
-    )
-    .ok()?;
-    let at = match time.utc_offset {
-        Some(seconds) => Offset::from_seconds(seconds)
-            .ok()?
-            .to_timestamp(civil)
-            .ok()?,
-        // A wall time in a DST gap never happened and one in a fold happened twice: jiff's
-        // `compatible` choice (RFC 5545, Temporal) reads a gap's with the offset before it, so
-        // it lands as far after the gap as it was into it, and a fold's as the earlier one.
-        None => {
-            let ambiguous = zone.to_ambiguous_timestamp(civil);
-            let compatible = ambiguous.compatible().ok()?;
-            let in_fold = matches!(ambiguous.offset(), AmbiguousOffset::Fold { .. });
-            // Lines a few seconds out of order (two writers) stay in the first pass; only a
-            // time that would go back most of the repeated hour is the second pass.
-            match order.previous {
-                Some(previous)
-                    if in_fold
-                        && (compatible.as_second() as f64) < previous - FOLD_BACKWARDS_SECONDS =>
-                {
-                    order.second_pass.set(true);
-                    ambiguous.later().ok()?
-                }
-                _ => compatible,
-            }
-        }
-    };
-    let seconds = at.as_second() + i64::from(leap);
-    Some(seconds as f64 + f64::from(time.nanos) / 1e9)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The wall times a log in `zone` prints through `year`, one after another: an hour and a
+    /// bit apart, and a minute and a bit apart in the days around each of the zone's
+    /// transitions (through a fold's repeated hour twice, as a clock prints it).
+    fn wall_times_through(zone: &TimeZone, year: i16) -> Vec<LogTime> {
+        let at = |month, day| {
+            let civil = DateTime::new(year, month, day, 0, 0, 0, 0).unwrap();
+            zone.to_timestamp(civil).unwrap()
+        };
+        let (start, end) = (at(1, 1), at(12, 31));
+        let mut instants = Vec::new();
+        let mut t = start;
+        while t < end {
+            instants.push(t);
+            t += jiff::SignedDuration::from_secs(4_033);
+        }
+        for transition in zone.following(start).take_while(|tr| tr.timestamp() < end) {
+            let mut t = transition.timestamp() - jiff::SignedDuration::from_hours(30);
+            let stop = transition.timestamp() + jiff::SignedDuration::from_hours(30);
+            while t < stop {
+                instants.push(t);
+                t += jiff::SignedDuration::from_secs(61);
+            }
+        }
+        instants.sort();
+        instants
+            .into_iter()
+            .map(|t| {
+                let wall = zone.to_datetime(t);
+                LogTime {
+                    year: u16::try_from(wall.year()).ok(),
+                    month: wall.month() as u8,
+                    day: wall.day() as u8,
+                    hour: wall.hour() as u8,
+                    minute: wall.minute() as u8,
+                    second: wall.second() as u8,
+                    nanos: 250_000_000,
+                    utc_offset: None,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_zone_reader_reads_every_time_as_the_zone_rules_do() {
+        let zones = [
+            "America/New_York",
+            "Australia/Lord_Howe",
+            "Europe/London",
+            "Asia/Tokyo",
+            "UTC",
+            "America/Sao_Paulo",
+            "Pacific/Apia",
+        ];
+        for name in zones {
+            let zone = TimeZone::get(name).unwrap();
+            for year in [2011, 2026] {
+                let now = seconds_at(&format!("{year}-12-31T23:00:00Z")) + 86_400.0;
+                let times = wall_times_through(&zone, year);
+                let yearless = times.iter().map(|&t| LogTime { year: None, ..t });
+                for times in [times.clone(), yearless.collect()] {
+                    let reader = ZoneReader::new(zone.clone());
+                    let mut previous = None;
+                    for time in times {
+                        let by_rules = resolve_in_order(&time, &zone, now, previous);
+                        let read = reader.resolve_in_order(&time, now, previous);
+                        assert_eq!(read, by_rules, "{name} {time:?}");
+                        previous = read.map(|r| r.at).or(previous);
+                    }
+                }
+            }
+        }
+    }
 
     /// A vLLM head time: `MM-DD HH:MM:SS`, no year, no zone.
     fn head(month: u8, day: u8, hour: u8, minute: u8, second: u8) -> LogTime {

@@ -10,12 +10,13 @@ use crate::config::LogSettings;
 use crate::envelope::{Decoder, EnvelopeKind};
 use crate::source::{FileId, TailEvent};
 use crate::state::State;
+use crate::timezone::ZoneReader;
 
 /// One followed file, as the pipeline reads it.
 pub(super) struct FollowedLog {
     pub decoder: Decoder,
-    /// The zone of times that carry none.
-    pub zone: TimeZone,
+    /// The zone of times that carry none, and what reading them taught of it.
+    pub zone: ZoneReader,
     /// The zone's name, for what the agent says of an offset.
     pub zone_name: String,
     /// The log's own first stage: every engine's anchors until its engine is known, then that
@@ -38,7 +39,7 @@ impl FollowedLog {
         };
         FollowedLog {
             decoder: Decoder::new(envelope, max_line_bytes),
-            zone,
+            zone: ZoneReader::new(zone),
             zone_name,
             anchors: LogAnchors::new(),
             position: None,
@@ -48,7 +49,7 @@ impl FollowedLog {
     /// A reload's zone and envelope. The decoder is kept when the envelope stays, so that
     /// what it detected, and a line it holds half of, are not lost.
     pub fn reconfigure(&mut self, source: &LogSettings, max_line_bytes: usize) {
-        self.zone = source.timezone.zone().clone();
+        self.zone = ZoneReader::new(source.timezone.zone().clone());
         self.zone_name = source.timezone.name().to_string();
         if self.decoder.configured() != source.envelope {
             self.decoder = Decoder::new(source.envelope, max_line_bytes);

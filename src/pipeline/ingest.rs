@@ -14,7 +14,6 @@ use super::zone_warning::warn_of_zone_offset;
 use crate::envelope::{Decoded, Decoder};
 use crate::source::Lines;
 use crate::state::{LogState, UNRECOGNISED_AFTER_LINES};
-use crate::timezone::resolve_in_order;
 
 /// Reads one batch of `log`'s lines into its state.
 pub(super) fn ingest(
@@ -43,7 +42,7 @@ pub(super) fn ingest(
         let time = |parsed: &Parsed<'_>, previous: Option<f64>| {
             // Per record, in this log's zone: a syslog log read across New Year changes
             // year between two lines. The envelope's time wins over the head's.
-            let resolve = |t: LogTime| resolve_in_order(&t, zone, now, previous);
+            let resolve = |t: LogTime| zone.resolve_in_order(&t, now, previous);
             envelope_time
                 .and_then(resolve)
                 .or_else(|| parsed.time.and_then(resolve))

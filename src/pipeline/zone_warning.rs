@@ -11,7 +11,7 @@ pub(super) fn warn_of_zone_offset(log_state: &mut LogState, log: &FollowedLog, n
     let Some(offset) = log_state.clock.zone_offset_to_warn() else {
         return;
     };
-    let writer_zone = zone_explaining(offset, &log.zone, now);
+    let writer_zone = zone_explaining(offset, log.zone.zone(), now);
     tracing::warn!(
         log = %log_state.label,
         offset_seconds = offset,
