@@ -4,7 +4,7 @@
 #
 #   bash benches/table.sh             # prints the table, writes target/bench/table.md
 #   bash benches/table.sh --write     # and puts it between the markers in BENCHMARKS.md
-#   QUICK=1 bash benches/table.sh     # 1M lines, 2 runs: to try it out
+#   QUICK=1 bash benches/table.sh     # 1M lines, 2 runs, 10 scrapes, 5 s idle: to try it out
 #   ONLY=oneshot,replay bash benches/table.sh
 #
 # Knobs: LINES (10000000: the benchmark log, 973 MB), RUNS (5 pairs), CPU (1: the core every
@@ -34,6 +34,8 @@ done
 if [ "${QUICK:-0}" = 1 ]; then
   LINES=${LINES:-1000000}
   RUNS=${RUNS:-2}
+  SCRAPES=${SCRAPES:-10}
+  IDLE_SECONDS=${IDLE_SECONDS:-5}
 fi
 LINES=${LINES:-10000000}
 RUNS=${RUNS:-5}
@@ -109,9 +111,13 @@ prepare() {
   install_missing
   say "building the release binary and examples/genlog"
   cargo build --release --quiet --bin llmtail --example genlog
-  BENCHLOG=$WORK/vllm-$LINES-80b.log
-  CUT=$WORK/vllm-$LINES-80b-100mb.log
-  SPARSE=$WORK/vllm-1000000.log
+  # Logs are named after genlog's source, so a changed generator makes new ones.
+  local id
+  id=$(sha256sum examples/genlog.rs | cut -c1-8)
+  find "$WORK" -maxdepth 1 -name 'vllm-*.log*' ! -name "*.$id.log*" -delete
+  BENCHLOG=$WORK/vllm-$LINES-80b.$id.log
+  CUT=$WORK/vllm-$LINES-80b-100mb.$id.log
+  SPARSE=$WORK/vllm-1000000.$id.log
   if wants oneshot || wants mtail || wants replay; then
     generate "$BENCHLOG" --lines "$LINES" --seed 42 --line-bytes 80
   fi
@@ -187,12 +193,16 @@ side() { cut -d' ' -f"$2" "$WORK/runs/$1" | sort -g | awk "$MEDIAN"; }
 ratio() { paste -d' ' "$WORK/runs/$1" "$WORK/runs/$2" | awk '{ print $1 / $4 }' | sort -g | awk "$MEDIAN" | cut -d' ' -f2; }
 calc() { awk "BEGIN { printf $1 }"; }
 # seconds NAME: "0.55 s (min 0.52)", the median wall time first.
-seconds() { side "$1" 1 | awk '{ printf "%.3g s (min %.3g)", $2, $1 }'; }
+seconds() {
+  side "$1" 1 | awk 'function f(x) { return sprintf(x < 1 ? "%.3f" : x < 10 ? "%.2f" : "%.1f", x) }
+    { printf "%s s (min %s)", f($2), f($1) }'
+}
 median_wall() { side "$1" 1 | cut -d' ' -f2; }
 gbps() { calc "\"%.2f\", $1 / $2 / 1e9"; }
 # rss NAME: "4.8 MB (min 4.7)" of the peak RSS, in 10^6 bytes.
 rss() { side "$1" 3 | awk '{ printf "%.1f MB (min %.1f)", $2 * 1024 / 1e6, $1 * 1024 / 1e6 }'; }
 median_rss_mb() { side "$1" 3 | awk '{ printf "%.2f", $2 * 1024 / 1e6 }'; }
+commas() { echo "$1" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta'; }
 mb() { calc "\"%.1f MB\", $1 / 1e6"; }
 # meets VALUE OP LIMIT: "met" or "**missed**".
 meets() { awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = op == "<=" ? v <= l : v >= l; print ok ? "met" : "**missed**" }'; }
@@ -313,7 +323,7 @@ measure_files() {
   for i in $(seq -w 1 1000); do cp "$one" "$dir/vllm-$i.log"; done
   agent_start "$WORK/out/thousand.err" --log "$dir/*.log"
   wait_for_lines 200000
-  open=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -c '^llmtail_log_open{.*} 1$' || true)
+  open=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -Ec '^llmtail_log_open\{.*\} 1(\.0)?$' || true)
   [ "$open" = 1000 ] || fail "1,000 files: $open logs open"
   sleep 2
   t0=$(cpu_ticks "$AGENT")
@@ -327,7 +337,7 @@ measure_files() {
   say "1,000 files: RSS $rss KiB, peak $hwm KiB, $((t1 - t0)) ticks in $IDLE_SECONDS s"
   local cmd="\`llmtail --log 'thousand/*.log'\`, 1,000 logs of 200 lines (\`genlog --lines 200 --seed 7\`), read then quiet"
   row "1,000 followed files: resident memory" "$cmd; VmRSS, VmHWM" \
-    "$(mb $((rss * 1024))) (peak $(mb $((hwm * 1024)))), $fds descriptors" "" \
+    "$(mb $((rss * 1024))) (peak $(mb $((hwm * 1024)))), $(commas "$fds") descriptors" "" \
     "15 MB before; at most that: $(meets "$(calc "\"%.2f\", $rss * 1024 / 1e6")" "<=" 15)"
   row "1,000 followed files: idle CPU" "the same; utime + stime over $IDLE_SECONDS s" \
     "$idle% of a core ($((t1 - t0)) ticks)" "" "0.55% before; at most that: $(meets "$idle" "<=" 0.55)"
@@ -339,14 +349,14 @@ measure_files() {
 
 measure_scrape() {
   local log=$WORK/out/many.log series
-  "$GENLOG" --lines 22000 --engines 1100 --seed 3 >"$log"
+  "$GENLOG" --lines 20000 --engines 1100 --seed 3 >"$log"
   agent_start "$WORK/out/many.err" --log "$log"
-  wait_for_lines 22000
+  wait_for_lines 20000
   series=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -vc '^#')
   [ "$series" -ge 10000 ] || fail "scrape: $series series, not 10,000 or more"
   scrape_figure
-  row "a scrape of $series series (1,100 vLLM engines), live agent" \
-    "\`llmtail --log many.log\` (\`genlog --lines 22000 --engines 1100 --seed 3\`); \`curl /metrics\`" \
+  row "a scrape of $(commas "$series") series (1,100 vLLM engines), live agent" \
+    "\`llmtail --log many.log\` (\`genlog --lines 20000 --engines 1100 --seed 3\`); \`curl /metrics\`" \
     "$SCRAPED; peak RSS $(mb $(($(hwm_kb "$AGENT") * 1024)))" "" ""
   agent_stop
   measure_render
@@ -370,13 +380,11 @@ e = json.load(open(sys.argv[1]))["median"]["point_estimate"]
 b = json.load(open(sys.argv[2]))["throughput"]["Bytes"]
 print(f"{b / 1e6:.1f} MB in {e / 1e6:.2f} ms")' "$estimates" "$(dirname "$estimates")/benchmark.json")")
   done
-  row "a render of ${group//[!0-9]/} series, in process" "\`cargo bench --bench scrape\` (criterion median)" \
+  row "a render of $(commas "${group//[!0-9]/}") series, in process" "\`cargo bench --bench scrape\` (criterion median)" \
     "${figure[0]}; ${figure[1]}" "" ""
 }
 
 # --- The table -------------------------------------------------------------------------------
-
-commas() { echo "$1" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta'; }
 
 machine() {
   echo "$(nproc) cores of $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), Linux $(uname -r)"
@@ -400,7 +408,9 @@ header() {
   if wants replay; then
     echo "The sparse log: \`genlog --lines 1000000 --seed 42\`, $(commas "$(stat -c %s "$SPARSE")") bytes."
   fi
-  echo "Times: median and min of $RUNS interleaved pairs on one core; ratio: the median of the pairs' ratios."
+  if wants oneshot || wants mtail || wants replay; then
+    echo "Times: median and min of $RUNS interleaved pairs on one core; ratio: the median of the pairs' ratios."
+  fi
 }
 
 table() {
