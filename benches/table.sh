@@ -203,7 +203,7 @@ gbps() { calc "\"%.2f\", $1 / $2 / 1e9"; }
 rss() { side "$1" 3 | awk '{ printf "%.1f MB (min %.1f)", $2 * 1024 / 1e6, $1 * 1024 / 1e6 }'; }
 median_rss_mb() { side "$1" 3 | awk '{ printf "%.2f", $2 * 1024 / 1e6 }'; }
 commas() { echo "$1" | sed -E ':a;s/([0-9])([0-9]{3})($|,)/\1,\2\3/;ta'; }
-mb() { calc "\"%.1f MB\", $1 / 1e6"; }
+mb() { calc "$1 < 1e9 ? \"%.1f MB\" : \"%.2f GB\", $1 / ($1 < 1e9 ? 1e6 : 1e9)"; }
 # meets VALUE OP LIMIT: "met" or "**missed**".
 meets() { awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = op == "<=" ? v <= l : v >= l; print ok ? "met" : "**missed**" }'; }
 
