@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The live agent, measured from outside: idle CPU and memory following 100 quiet files,
-# append-to-/metrics latency at 10k lines/s, and /metrics with about 10k series.
+# append-to-/metrics latency at 10k lines/s, and 200 scrapers at once. A scrape of 10k series
+# and 1,000 followed files are rows of benches/table.sh.
 #
 #   bash benches/live.sh                  # about 2 minutes
 #   IDLE_SECONDS=10 LOAD_SECONDS=5 bash benches/live.sh
@@ -21,21 +22,10 @@ mkdir -p "$WORK/quiet"
 cargo build --release --quiet --bin llmtail --example genlog
 LLMTAIL=$TARGET/release/llmtail
 GENLOG=$TARGET/release/examples/genlog
-HZ=$(getconf CLK_TCK)
-
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hwm_kb() { awk '/VmHWM/ { print $2 }' "/proc/$1/status"; }
-rss_kb() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; }
-wait_up() {
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$PORT/metrics" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "llmtail did not come up" >&2
-  return 1
-}
+# shellcheck source=benches/agent.sh
+. benches/agent.sh
 PID=
-stop() { [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true; PID=; }
+stop() { AGENT=$PID agent_stop; PID=; }
 trap stop EXIT
 
 # 1. Idle: 100 quiet files (a few thousand lines each, read at start), then nothing.
@@ -120,26 +110,13 @@ EOF
 echo "load: llmtail CPU $(awk -v t="$(cpu_ticks $PID)" -v hz="$HZ" 'BEGIN { printf "%.2f s", t / hz }'), peak RSS $(hwm_kb $PID) KB"
 stop
 
-# 3. Scrape with ~10k series: 1100 engines' stats lines (10 series each), 50 scrapes.
-"$GENLOG" --lines 20000 --engines 1100 --seed 3 >"$WORK/many.log"
-"$LLMTAIL" --log "$WORK/many.log" --web.listen-address "127.0.0.1:$PORT" 2>"$WORK/many.err" &
-PID=$!
-wait_up
-sleep 1
-SERIES=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -vc '^#')
-for _ in $(seq 50); do
-  curl -s -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$PORT/metrics"
-done | sort -g | awk -v series="$SERIES" '{ v[NR] = $1 * 1000 } END { printf "scrape: %d series, %d scrapes, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", series, NR, v[int(NR / 2)], v[int(NR * 0.99)], v[NR] }'
-echo "scrape: peak RSS $(hwm_kb $PID) KB, body $(curl -s "http://127.0.0.1:$PORT/metrics" | wc -c) bytes"
-stop
-
-# 4. 200 scrapers at once, each scraping in a loop, while the agent ingests as fast as it can
+# 3. 200 scrapers at once, each scraping in a loop, while the agent ingests as fast as it can
 #    (a generated log appended again and again) with ~10k series: how long a scrape waits on
 #    ingestion and on the other scrapes. SCRAPERS (200) and LOAD_SECONDS.
 SCRAPERS=${SCRAPERS:-200}
 cargo build --release --quiet --example scrapers
 SCRAPE=$TARGET/release/examples/scrapers
-cp "$WORK/many.log" "$WORK/busy.log"
+"$GENLOG" --lines 20000 --engines 1100 --seed 3 >"$WORK/busy.log"
 "$LLMTAIL" --log "$WORK/busy.log" --web.listen-address "127.0.0.1:$PORT" 2>"$WORK/busy.err" &
 PID=$!
 wait_up
@@ -154,22 +131,4 @@ echo "scrapers: $SCRAPERS at once, ingesting flat out: $("$SCRAPE" --port "$PORT
 wait $FEEDER
 LINES=$(curl -s "http://127.0.0.1:$PORT/metrics" | awk '/^llmtail_lines_read_total/ { print $2 }')
 echo "scrapers: meanwhile llmtail read $LINES lines in all, $(awk -v t=$(( $(cpu_ticks $PID) - before )) -v hz="$HZ" 'BEGIN { printf "%.1f s of CPU", t / hz }'), peak RSS $(hwm_kb $PID) KB"
-stop
-
-# 5. Memory following 1,000 files (200 generated lines each, read at start, then quiet).
-mkdir -p "$WORK/thousand"
-for i in $(seq -w 1 1000); do
-  head -n 200 "$WORK/mix.log" >"$WORK/thousand/vllm-$i.log"
-done
-"$LLMTAIL" --log "$WORK/thousand/*.log" --web.listen-address "127.0.0.1:$PORT" 2>"$WORK/thousand.err" &
-PID=$!
-wait_up
-for _ in $(seq 100); do
-  curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null && break
-  sleep 0.1
-done
-sleep 2
-t0=$(cpu_ticks $PID)
-sleep 10
-echo "1,000 files: RSS $(rss_kb $PID) KB, peak RSS $(hwm_kb $PID) KB, $(ls /proc/$PID/fd | wc -l) descriptors, $(( $(cpu_ticks $PID) - t0 )) ticks of CPU in 10 s idle, $(curl -s "http://127.0.0.1:$PORT/metrics" | grep -c '^llmtail_log_open{.*} 1') logs open"
 stop

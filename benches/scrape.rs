@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use llmtail::engines::parts::caps::{SeriesGuard, DEFAULT_MAX_SERIES};
 use llmtail::engines::parts::pacing::StatsInterval;
 use llmtail::exposition::render::{render, Format};
@@ -63,13 +63,17 @@ fn scrape(c: &mut Criterion) {
     assert!(render(&state, &[], Format::OpenMetrics).contains(
         "vllm:num_requests_running{engine=\"7\",model_name=\"\",log=\"/var/log/vllm/gpu50.log\",instance_group=\"a\"} 14.0"
     ));
+    // The body's bytes as the throughput: benches/table.sh reads them from criterion's
+    // benchmark.json beside the time.
     let mut group = c.benchmark_group(format!("scrape_{series}_series"));
-    group.bench_function("text_0_0_4", |b| {
-        b.iter(|| render(&state, &[], Format::Text004))
-    });
-    group.bench_function("openmetrics", |b| {
-        b.iter(|| render(&state, &[], Format::OpenMetrics))
-    });
+    for (name, format) in [
+        ("text_0_0_4", Format::Text004),
+        ("openmetrics", Format::OpenMetrics),
+    ] {
+        let bytes = render(&state, &[], format).len() as u64;
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function(name, |b| b.iter(|| render(&state, &[], format)));
+    }
     group.finish();
 }
 
