@@ -156,9 +156,21 @@ impl LogAnchors {
 
     /// Every record of `line`, as [`crate::each_record`] reads them, found with this log's first
     /// stage; then what the parsed ones say of the log's engine is noted.
-    pub fn each_record<'a>(&mut self, line: &'a str, mut each: impl FnMut(&Outcome<'a>)) {
+    pub fn each_record<'a>(&mut self, line: &'a str, each: impl FnMut(&Outcome<'a>)) {
+        self.each_record_anchored(line, None, each);
+    }
+
+    /// [`LogAnchors::each_record`] of a line in which this log's first stage was searched for
+    /// already ([`LogAnchors::first_anchor`]), and first matched at `first_anchor`: the line is
+    /// not searched again.
+    pub fn each_record_anchored<'a>(
+        &mut self,
+        line: &'a str,
+        first_anchor: Option<usize>,
+        mut each: impl FnMut(&Outcome<'a>),
+    ) {
         let mut engines = 0u32;
-        crate::records::each_record_after(self.first_stage, line, |outcome| {
+        crate::records::each_record_after(self.first_stage, line, first_anchor, |outcome| {
             if let Outcome::Parsed(parsed) = outcome {
                 engines |= engine_bit(&parsed.record);
             }

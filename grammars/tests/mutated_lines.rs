@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use llmtail_grammars::{Outcome, Record, GRAMMAR_NAMES};
+use llmtail_grammars::{LogAnchors, Outcome, Record, GRAMMAR_NAMES};
 use proptest::prelude::*;
 
 /// Every `line = ...` of the line-case files, read once.
@@ -129,6 +129,34 @@ proptest! {
                     "impossible value parsed from {line:?}: {:?}", parsed.record
                 ),
             }
+        }
+    }
+
+    /// A line whose first anchor the reader found reads as the line searched afresh does,
+    /// in a log of every engine and in a log known to be vLLM's.
+    #[test]
+    fn a_line_read_from_the_anchor_the_reader_found_reads_as_when_searched(
+        pick in any::<usize>(),
+        edits in prop::collection::vec(edit(), 0..3),
+    ) {
+        let lines = case_lines();
+        let mut line = lines[pick % lines.len()].clone();
+        for e in &edits {
+            line = apply(&line, e, lines);
+        }
+        let vllm = "INFO 11-22 13:25:01 [loggers.py:118] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%";
+        let mut known = LogAnchors::new();
+        known.each_record(vllm, |_| {});
+        for anchors in [LogAnchors::new(), known] {
+            let Some(at) = anchors.first_anchor(line.as_bytes()) else {
+                continue;
+            };
+            let (mut searched, mut given) = (anchors, anchors);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            searched.each_record(&line, |o| a.push(format!("{o:?}")));
+            given.each_record_anchored(&line, Some(at), |o| b.push(format!("{o:?}")));
+            prop_assert_eq!(a, b, "{:?}", line);
+            prop_assert_eq!(searched, given);
         }
     }
 

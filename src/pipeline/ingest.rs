@@ -27,17 +27,18 @@ pub(super) fn ingest(
     // splitter searches afresh after each line it hits, the only lines that can).
     let first_stage = Cell::new(log.anchors);
     let search = |raw: &[u8]| first_stage.get().first_anchor(raw);
-    let anchors: &dyn Fn(&[u8]) -> Option<usize> = if log.decoder.is_plain() {
-        &search
-    } else {
-        &every_line
-    };
+    let searched = log.decoder.is_plain();
+    let anchors: &dyn Fn(&[u8]) -> Option<usize> = if searched { &search } else { &every_line };
     let mut passed = 0;
-    while let Some(raw) = lines.next_hit(anchors, &mut passed) {
+    while let Some((raw, hit)) = lines.next_hit(anchors, &mut passed) {
         log_state.io.lines_read += 1;
         let Some((text, envelope_time)) = decode(&mut log.decoder, raw, log_state) else {
             continue;
         };
+        // Where the first stage matched, if the text is the raw line's own bytes (no colour
+        // codes taken out), so the grammars need not search it again.
+        let first_anchor =
+            (searched && text.as_ptr() == raw.as_ptr() && hit < text.len()).then_some(hit);
         let zone = &log.zone;
         let time = |parsed: &Parsed<'_>, previous: Option<f64>| {
             // Per record, in this log's zone: a syslog log read across New Year changes
@@ -47,7 +48,14 @@ pub(super) fn ingest(
                 .and_then(resolve)
                 .or_else(|| parsed.time.and_then(resolve))
         };
-        if !apply_records(&text, &mut log.anchors, time, batch, log_state) {
+        if !apply_records(
+            &text,
+            first_anchor,
+            &mut log.anchors,
+            time,
+            batch,
+            log_state,
+        ) {
             log_state.io.lines_unmatched += 1;
         }
         first_stage.set(log.anchors);

@@ -21,7 +21,8 @@ pub(super) struct Batch<'a> {
     pub observer: Option<&'a mut (dyn RecordObserver + 'static)>,
 }
 
-/// Applies every record of one message to its log's state; `raw_time` says when its line says
+/// Applies every record of one message to its log's state (`first_anchor`: where the log's
+/// first stage first matches in it, when the reader knows); `raw_time` says when its line says
 /// a record was written (given the log's previous time), the batch's dating turns that into the
 /// time it is applied at. A line can hold several records (glued by two writers, a `/metrics`
 /// dump): each is counted in `lines_parsed`/`lines_rejected`, while `lines_read` and
@@ -30,6 +31,7 @@ pub(super) struct Batch<'a> {
 /// any record.
 pub(super) fn apply_records(
     text: &str,
+    first_anchor: Option<usize>,
     anchors: &mut LogAnchors,
     raw_time: impl Fn(&Parsed<'_>, Option<f64>) -> Option<Resolved>,
     batch: &mut Batch<'_>,
@@ -37,7 +39,7 @@ pub(super) fn apply_records(
 ) -> bool {
     let mut any_record = false;
     let mut ordinal = 0u32;
-    anchors.each_record(text, |outcome| match outcome {
+    anchors.each_record_anchored(text, first_anchor, |outcome| match outcome {
         Outcome::Parsed(parsed) => {
             any_record = true;
             ordinal += 1;

@@ -173,8 +173,8 @@ impl<'a> Iterator for Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    /// The next line `find` matches in; the lines passed over on the way are added to `passed`
-    /// (too-long lines are counted as such, not there). `find` returns where its first match
+    /// The next line `find` matches in, and where in it the match starts; the lines passed over
+    /// on the way are added to `passed` (too-long lines are counted as such, not there). `find` returns where its first match
     /// in a slice starts; the patterns it looks for must not contain `\n`, so a match lies
     /// inside one line.
     ///
@@ -186,10 +186,10 @@ impl<'a> Lines<'a> {
         &mut self,
         find: &dyn Fn(&[u8]) -> Option<usize>,
         passed: &mut u64,
-    ) -> Option<&'a [u8]> {
+    ) -> Option<(&'a [u8], usize)> {
         if let Some(head) = self.head.take() {
-            if find(head).is_some() {
-                return Some(head);
+            if let Some(at) = find(head) {
+                return Some((head, at));
             }
             *passed += 1;
         }
@@ -208,7 +208,8 @@ impl<'a> Lines<'a> {
                 self.too_long += 1;
                 continue;
             }
-            return Some(line);
+            // A match holds no NUL: it is in what is left of the line.
+            return Some((line, at - (end - line.len())));
         }
         None
     }
@@ -266,7 +267,8 @@ mod tests {
         let (mut seen, mut passed, mut too_long) = (Vec::new(), 0, 0);
         for piece in pieces {
             too_long += splitter.feed(piece, |lines| {
-                while let Some(line) = lines.next_hit(find, &mut passed) {
+                while let Some((line, at)) = lines.next_hit(find, &mut passed) {
+                    assert_eq!(find(&line[at..]), Some(0), "the match starts at {at}");
                     seen.push(String::from_utf8_lossy(line).into_owned());
                 }
             });

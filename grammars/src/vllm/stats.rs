@@ -505,7 +505,11 @@ mod tests {
         }
         let mut edited = Vec::new();
         for body in &bodies {
-            edited.extend((0..=body.len()).filter_map(|at| body.get(..at)).map(str::to_string));
+            edited.extend(
+                (0..=body.len())
+                    .filter_map(|at| body.get(..at))
+                    .map(str::to_string),
+            );
             for (from, to) in [
                 ("1", "1e3"),
                 ("0", "nan"),
@@ -548,7 +552,10 @@ mod tests {
             );
             assert_eq!((fast, fast_usages), (split, split_usages), "{body:?}");
         }
-        assert!(read_in_one_pass > 100, "{read_in_one_pass} read in one pass");
+        assert!(
+            read_in_one_pass > 100,
+            "{read_in_one_pass} read in one pass"
+        );
     }
 
     fn stats(message: &str) -> Option<VllmStats<'_>> {
