@@ -15,21 +15,24 @@ use nom::{
 
 /// An unsigned integer as `%d` prints it.
 pub fn uint(input: &str) -> IResult<&str, u64> {
-    let digits = input.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return Err(nom::Err::Error(nom::error::Error::new(
+    let bytes = input.as_bytes();
+    // One pass: the digits counted and, up to 19 of them (which always fit in a u64), summed.
+    let mut value = 0u64;
+    let mut digits = 0;
+    while let Some(&d) = bytes.get(digits).filter(|d| d.is_ascii_digit()) {
+        if digits < 19 {
+            value = value * 10 + u64::from(d - b'0');
+        }
+        digits += 1;
+    }
+    match digits {
+        0 => Err(nom::Err::Error(nom::error::Error::new(
             input,
             nom::error::ErrorKind::Digit,
-        )));
+        ))),
+        1..=19 => Ok((&input[digits..], value)),
+        _ => digit1.map_res(str::parse::<u64>).parse(input),
     }
-    if digits <= 19 {
-        // At most 19 digits always fit in a u64: no overflow check needed.
-        let value = input.as_bytes()[..digits]
-            .iter()
-            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-        return Ok((&input[digits..], value));
-    }
-    digit1.map_res(str::parse::<u64>).parse(input)
 }
 
 /// Powers of ten that are exact in a double.

@@ -121,31 +121,30 @@ pub struct Scope {
 
 /// `Engine 003: `, `2 Engines Aggregated: `, or nothing.
 pub fn scope(message: &str) -> (Scope, &str) {
-    let mut engine = (tag("Engine "), uint, tag(": ")).map(|(_, n, _)| n);
-    if let Ok((rest, n)) = engine.parse(message) {
-        if let Ok(n) = u32::try_from(n) {
-            return (
-                Scope {
-                    engine: Some(n),
-                    aggregated_engines: None,
-                },
-                rest,
-            );
-        }
+    let engine = message
+        .strip_prefix("Engine ")
+        .and_then(|rest| number_then(rest, ": "));
+    if let Some((n, rest)) = engine {
+        let scope = Scope {
+            engine: Some(n),
+            aggregated_engines: None,
+        };
+        return (scope, rest);
     }
-    let mut aggregated = (uint, tag(" Engines Aggregated: ")).map(|(n, _)| n);
-    if let Ok((rest, n)) = aggregated.parse(message) {
-        if let Ok(n) = u32::try_from(n) {
-            return (
-                Scope {
-                    engine: None,
-                    aggregated_engines: Some(n),
-                },
-                rest,
-            );
-        }
+    if let Some((n, rest)) = number_then(message, " Engines Aggregated: ") {
+        let scope = Scope {
+            engine: None,
+            aggregated_engines: Some(n),
+        };
+        return (scope, rest);
     }
     (Scope::default(), message)
+}
+
+/// A `%d` that fits in a u32, followed by `then`; the text after both.
+fn number_then<'a>(text: &'a str, then: &str) -> Option<(u32, &'a str)> {
+    let (rest, n) = uint(text).ok()?;
+    Some((u32::try_from(n).ok()?, rest.strip_prefix(then)?))
 }
 
 /// Parses a message that may be a stats, V0 prefix-cache or iteration line.
