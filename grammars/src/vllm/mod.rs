@@ -231,10 +231,14 @@ fn read_foreign<'a>(before: &'a str, message: &'a str) -> Outcome<'a> {
 
 fn read_head(head: head::Head<'_>) -> Outcome<'_> {
     let message = without_ray_dedup(head.message);
-    let record = stats::parse(message)
-        .or_else(|| spec::parse(message))
-        .or_else(|| startup::parse(message))
-        .or_else(|| lifecycle::parse(message));
+    // Each production asked in turn, not through `Option::or_else`: a stats record moved
+    // through each `or_else` was copied each time.
+    let record = match stats::parse(message) {
+        Some(record) => Some(record),
+        None => spec::parse(message)
+            .or_else(|| startup::parse(message))
+            .or_else(|| lifecycle::parse(message)),
+    };
     match record {
         Some(record) if record.possible() => Outcome::Parsed(Parsed {
             time: head.time,
