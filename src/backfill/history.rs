@@ -80,12 +80,6 @@ impl Samples {
         self.chunks.iter().map(Vec::len).sum()
     }
 
-    /// Lets the samples go, but keeps a chunk to take the next.
-    fn clear(&mut self) {
-        self.chunks.truncate(1);
-        self.chunks.iter_mut().for_each(Vec::clear);
-    }
-
     fn iter(&self) -> impl Iterator<Item = (i64, f64)> + Clone + '_ {
         self.chunks.iter().flatten().copied()
     }
@@ -536,7 +530,7 @@ impl History {
         let stamps = Stamps::new(std::mem::take(&mut self.times));
         let mut text = Text::new(out);
         let mut written = 0;
-        let mut batch = Samples::default();
+        let mut batch = Vec::with_capacity(Samples::CHUNK);
         for family in &self.families {
             text.push(family.header.as_bytes())?;
             for &id in &family.series {
@@ -545,22 +539,24 @@ impl History {
                 series.samples.sort();
                 let mut lines = SampleLines::new(&series.key, &stamps);
                 if runs.is_empty() {
-                    lines.write(&mut text, series.samples.iter())?;
+                    for chunk in &series.samples.chunks {
+                        lines.write(&mut text, chunk)?;
+                    }
                     written += series.samples.len();
                 } else {
-                    // Merged a chunk at a time into `Samples` of their own, so that one loop
+                    // Merged a chunk at a time into a batch of their own, so that one loop
                     // writes samples of either kind: with two, its calls were no longer
                     // inlined, 20 instructions more per sample.
                     let memory = series.samples.iter();
                     written += spill::merge_folded(id, &mut runs, memory, |time, value| {
-                        batch.push(time, value);
+                        batch.push((time, value));
                         if batch.len() == Samples::CHUNK {
-                            lines.write(&mut text, batch.iter())?;
+                            lines.write(&mut text, &batch)?;
                             batch.clear();
                         }
                         Ok(())
                     })?;
-                    lines.write(&mut text, batch.iter())?;
+                    lines.write(&mut text, &batch)?;
                     batch.clear();
                 }
             }
