@@ -22,9 +22,13 @@ const WRITE_BUFFER: usize = 1 << 16;
 /// and its space.
 const VALUE_SLOT: usize = 32;
 
-/// Bytes of a time's slot: the longest time text (`-9223372036854776.1925`, 22 bytes) and its
-/// newline.
+/// Bytes of a time's text in [`Stamps`]: the longest time text (`-9223372036854776.1925`, 22
+/// bytes), its newline, and the length in the last byte.
 const STAMP_SLOT: usize = 24;
+
+/// A time's text and newline, its length in the last byte: 24 bytes a time kept, as a text
+/// and its end took before.
+type StampText = [u8; STAMP_SLOT];
 
 /// A text of at most `N` bytes, kept in `N` bytes so that it is copied whole.
 #[derive(Clone, Copy)]
@@ -211,7 +215,7 @@ impl<'a> SampleLines<'a> {
         // The cursor, the value and the position as locals, kept in registers, and put back
         // at the end.
         let (mut cursor, mut last, mut slot) = (*stamp, *last_value, *value);
-        let mut spare = Slot::of("");
+        let mut spare = [0; STAMP_SLOT];
         let Text { buffer, len, out } = text;
         let mut at = *len;
         for &(time, sample) in samples {
@@ -224,8 +228,8 @@ impl<'a> SampleLines<'a> {
             buffer[end..end + VALUE_SLOT].copy_from_slice(&slot.bytes);
             let end = end + slot.len;
             let stamp = cursor.find(time, &mut spare, scratch, digits);
-            buffer[end..end + STAMP_SLOT].copy_from_slice(&stamp.bytes);
-            at = end + stamp.len;
+            buffer[end..end + STAMP_SLOT].copy_from_slice(stamp);
+            at = end + usize::from(stamp[STAMP_SLOT - 1]);
             if at >= WRITE_BUFFER {
                 out.write_all(&buffer[..at])?;
                 at = 0;
@@ -245,7 +249,7 @@ pub(super) struct Stamps {
     /// rather than checking for the end at every step.
     times: Vec<i64>,
     /// Their texts, in the same order.
-    texts: Vec<Slot<STAMP_SLOT>>,
+    texts: Vec<StampText>,
 }
 
 impl Stamps {
@@ -258,18 +262,20 @@ impl Stamps {
         let (mut scratch, mut digits) = (String::new(), Digits::default());
         let texts = times
             .iter()
-            .map(|&time| stamp_slot(time, &mut scratch, &mut digits))
+            .map(|&time| stamp_text(time, &mut scratch, &mut digits))
             .collect();
         Stamps { times, texts }
     }
 }
 
-/// The text of `millis` and a newline, in a slot.
-fn stamp_slot(millis: i64, scratch: &mut String, digits: &mut Digits) -> Slot<STAMP_SLOT> {
+/// The text of `millis` and a newline.
+fn stamp_text(millis: i64, scratch: &mut String, digits: &mut Digits) -> StampText {
     scratch.clear();
     push_timestamp(scratch, millis, digits);
     scratch.push('\n');
-    Slot::of(scratch)
+    let mut text = Slot::<STAMP_SLOT>::of(scratch).bytes;
+    text[STAMP_SLOT - 1] = scratch.len() as u8;
+    text
 }
 
 /// A reader of the times' texts, for times asked in order (one series' samples).
@@ -286,10 +292,10 @@ impl<'a> StampCursor<'a> {
     fn find<'s>(
         &mut self,
         millis: i64,
-        spare: &'s mut Slot<STAMP_SLOT>,
+        spare: &'s mut StampText,
         scratch: &mut String,
         digits: &mut Digits,
-    ) -> &'s Slot<STAMP_SLOT>
+    ) -> &'s StampText
     where
         'a: 's,
     {
@@ -301,7 +307,7 @@ impl<'a> StampCursor<'a> {
             &texts[self.at]
         } else {
             // Not a time kept: a spilled history's (or, in memory, cannot happen).
-            *spare = stamp_slot(millis, scratch, digits);
+            *spare = stamp_text(millis, scratch, digits);
             spare
         }
     }
@@ -515,9 +521,10 @@ mod tests {
         let (mut scratch, mut digits) = (String::new(), Digits::default());
         let mut text = String::new();
         for millis in [1_000, 2_000, 2_500, 3_000, 4_000] {
-            let mut spare = Slot::of("");
-            let slot = cursor.find(millis, &mut spare, &mut scratch, &mut digits);
-            text.push_str(std::str::from_utf8(&slot.bytes[..slot.len]).unwrap());
+            let mut spare = [0; STAMP_SLOT];
+            let stamp = cursor.find(millis, &mut spare, &mut scratch, &mut digits);
+            let len = usize::from(stamp[STAMP_SLOT - 1]);
+            text.push_str(std::str::from_utf8(&stamp[..len]).unwrap());
         }
         assert_eq!(text, "1\n2\n2.500\n3\n4\n");
     }
@@ -574,7 +581,8 @@ mod tests {
         for millis in [i64::MIN, i64::MIN + 1, i64::MAX, -1] {
             let mut text = String::new();
             push_timestamp(&mut text, millis, &mut digits);
-            assert!(text.len() < STAMP_SLOT, "{text}");
+            // With its newline, and the length after it.
+            assert!(text.len() + 1 < STAMP_SLOT, "{text}");
         }
     }
 
