@@ -7,7 +7,7 @@
 //! - every sample carries a timestamp ("expected timestamp for series ..., got none"
 //!   otherwise), in seconds: the parser (`model/textparse/openmetricsparse.go`) keeps
 //!   `int64(ts * 1000)`, truncating, so each timestamp is written so that it truncates to its
-//!   own millisecond ([`push_timestamp`]);
+//!   own millisecond ([`text`]);
 //! - the text ends with `# EOF` ("data does not end with # EOF");
 //! - it reads the whole text once per two-hour block and appends each sample to a TSDB head
 //!   whose appender refuses a sample older than its series' last one (out of order) and a
@@ -26,15 +26,16 @@
 //! lookback (5 minutes) ends it.
 
 mod spill;
+mod text;
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::catalog::{HistogramView, Metric};
 use crate::exposition::render;
 use crate::samples::{self, LabelSet, SampleSink};
+use text::{SampleLines, Stamps, Text};
 
 /// One series: its text up to the value (`name{labels}`), the parts it was made of (to know
 /// it again without writing the text), and its samples (milliseconds since the epoch, value).
@@ -77,12 +78,6 @@ impl Samples {
 
     fn len(&self) -> usize {
         self.chunks.iter().map(Vec::len).sum()
-    }
-
-    /// Lets the samples go, but keeps a chunk to take the next.
-    fn clear(&mut self) {
-        self.chunks.truncate(1);
-        self.chunks.iter_mut().for_each(Vec::clear);
     }
 
     fn iter(&self) -> impl Iterator<Item = (i64, f64)> + Clone + '_ {
@@ -137,6 +132,7 @@ impl StaticText {
         }
     }
 
+    #[inline(always)]
     fn is(&self, text: &str) -> bool {
         (self.address == text.as_ptr() as usize && self.text.len() == text.len())
             || self.text == text
@@ -153,6 +149,7 @@ impl SeriesParts {
     }
 
     /// Whether these are the parts, but for the label set: the caller knows it is the same.
+    #[inline(always)]
     fn matches_within(&self, name: &str, suffix: &str, first: Option<(&str, &str)>) -> bool {
         self.name.is(name)
             && self.suffix.is(suffix)
@@ -421,9 +418,30 @@ impl History {
         emission.written_at = Some(time);
     }
 
+    /// The series of a sample when it is the one at the same place in this unit's last
+    /// emission, and the emission's label set was already found to be the sample's.
+    #[inline(always)]
+    fn known_series(
+        &mut self,
+        name: &str,
+        suffix: &str,
+        first: Option<(&str, &str)>,
+        common: &str,
+    ) -> Option<usize> {
+        if self.common_checked != Some((common.as_ptr() as usize, common.len())) {
+            return None;
+        }
+        let position = self.position;
+        let id = *self.emission().series.get(position)?;
+        self.series[id]
+            .parts
+            .matches_within(name, suffix, first)
+            .then_some(id)
+    }
+
     /// The series of a sample, made if new: the one at the same place in this unit's last
     /// emission if it is the same, else found by its text.
-    #[inline]
+    #[inline(never)]
     fn series_for(
         &mut self,
         name: &str,
@@ -489,7 +507,7 @@ impl History {
     }
 
     /// Takes `value` for the series `id`.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, id: usize, value: f64) {
         self.position += 1;
         self.samples_taken += 1;
@@ -508,170 +526,44 @@ impl History {
             return Err(error);
         }
         let mut runs = std::mem::take(&mut self.spill.runs).into_readers()?;
-        let mut digits = Digits::default();
         // Once spilled, no times were kept: each is formatted as it is written.
-        let stamps = Stamps::new(std::mem::take(&mut self.times), &mut digits);
-        let mut text = Text {
-            // Written out every 64 KiB: a buffer that stays in the core's cache.
-            buffer: String::with_capacity(WRITE_BUFFER + 4096),
-            out,
-        };
+        let stamps = Stamps::new(std::mem::take(&mut self.times));
+        let mut text = Text::new(out);
         let mut written = 0;
-        let mut batch = Samples::default();
+        let mut batch = Vec::with_capacity(Samples::CHUNK);
         for family in &self.families {
-            text.buffer.push_str(&family.header);
+            text.push(family.header.as_bytes())?;
             for &id in &family.series {
                 let series = &mut self.series[id];
                 // A log whose clock went back (or lines written out of order) is put in order.
                 series.samples.sort();
-                let mut lines = SampleLines::new(&series.key, stamps.cursor());
+                let mut lines = SampleLines::new(&series.key, &stamps);
                 if runs.is_empty() {
-                    lines.write(&mut text, series.samples.iter(), &mut digits)?;
+                    for chunk in &series.samples.chunks {
+                        lines.write(&mut text, chunk)?;
+                    }
                     written += series.samples.len();
                 } else {
-                    // Merged a chunk at a time into `Samples` of their own, so that one loop
+                    // Merged a chunk at a time into a batch of their own, so that one loop
                     // writes samples of either kind: with two, its calls were no longer
                     // inlined, 20 instructions more per sample.
                     let memory = series.samples.iter();
                     written += spill::merge_folded(id, &mut runs, memory, |time, value| {
-                        batch.push(time, value);
+                        batch.push((time, value));
                         if batch.len() == Samples::CHUNK {
-                            lines.write(&mut text, batch.iter(), &mut digits)?;
+                            lines.write(&mut text, &batch)?;
                             batch.clear();
                         }
                         Ok(())
                     })?;
-                    lines.write(&mut text, batch.iter(), &mut digits)?;
+                    lines.write(&mut text, &batch)?;
                     batch.clear();
                 }
             }
         }
-        text.buffer.push_str("# EOF\n");
-        text.out.write_all(text.buffer.as_bytes())?;
-        text.out.flush()?;
+        text.push(b"# EOF\n")?;
+        text.finish()?;
         Ok(written)
-    }
-}
-
-/// The text being written, gathered in `buffer` and written out in pieces of
-/// [`WRITE_BUFFER`].
-struct Text<'a> {
-    buffer: String,
-    out: &'a mut dyn Write,
-}
-
-/// The lines of one series' samples. Each line is three pieces: the series and a space, the
-/// value and a space, the time and a newline.
-struct SampleLines<'a> {
-    head: String,
-    stamp: StampCursor<'a>,
-    /// A series' value is often the one before (a counter at rest): its digits are kept
-    /// rather than formatted again (formatting was a fifth of a replay).
-    last_value: Option<u64>,
-    value_text: String,
-}
-
-impl<'a> SampleLines<'a> {
-    fn new(key: &str, stamp: StampCursor<'a>) -> SampleLines<'a> {
-        SampleLines {
-            head: format!("{key} "),
-            stamp,
-            last_value: None,
-            value_text: String::new(),
-        }
-    }
-
-    /// Writes the lines of `samples`, in time order and later than the series' last.
-    fn write(
-        &mut self,
-        text: &mut Text<'_>,
-        samples: impl Iterator<Item = (i64, f64)>,
-        digits: &mut Digits,
-    ) -> io::Result<()> {
-        // The cursor and last value as locals, kept in registers, and put back at the end.
-        let (mut stamp, mut last_value) = (self.stamp, self.last_value);
-        let (head, value_text) = (&self.head, &mut self.value_text);
-        let Text { buffer, out } = text;
-        for (time, value) in samples {
-            buffer.push_str(head);
-            if last_value != Some(value.to_bits()) {
-                value_text.clear();
-                push_value(value_text, value, digits);
-                value_text.push(' ');
-                last_value = Some(value.to_bits());
-            }
-            buffer.push_str(value_text);
-            stamp.push(buffer, time, digits);
-            if buffer.len() >= WRITE_BUFFER {
-                out.write_all(buffer.as_bytes())?;
-                buffer.clear();
-            }
-        }
-        (self.stamp, self.last_value) = (stamp, last_value);
-        Ok(())
-    }
-}
-
-/// How much text is gathered before it is written out.
-const WRITE_BUFFER: usize = 1 << 16;
-
-/// The text of every time samples were taken at, each with the newline that ends a sample,
-/// written once: a time is shared by all the series of a record, and formatting it for each
-/// sample was a tenth of a replay.
-struct Stamps {
-    /// The times, sorted, without duplicates.
-    times: Vec<i64>,
-    /// Their texts, one after the other; time `i`'s is `text[ends[i - 1]..ends[i]]`.
-    text: String,
-    ends: Vec<usize>,
-}
-
-impl Stamps {
-    fn new(mut times: Vec<i64>, digits: &mut Digits) -> Stamps {
-        if !times.is_sorted() {
-            times.sort_unstable();
-            times.dedup();
-        }
-        let mut text = String::with_capacity(times.len() * 14);
-        let mut ends = Vec::with_capacity(times.len());
-        for &time in &times {
-            push_timestamp(&mut text, time, digits);
-            text.push('\n');
-            ends.push(text.len());
-        }
-        Stamps { times, text, ends }
-    }
-
-    /// A reader of the texts for times asked in order (one series' samples).
-    fn cursor(&self) -> StampCursor<'_> {
-        StampCursor {
-            stamps: self,
-            at: 0,
-        }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct StampCursor<'a> {
-    stamps: &'a Stamps,
-    at: usize,
-}
-
-impl StampCursor<'_> {
-    /// Pushes the text of `millis`, a time no earlier than the last one asked, and a newline.
-    fn push(&mut self, out: &mut String, millis: i64, digits: &mut Digits) {
-        let Stamps { times, text, ends } = self.stamps;
-        while times.get(self.at).is_some_and(|&t| t < millis) {
-            self.at += 1;
-        }
-        if times.get(self.at) == Some(&millis) {
-            let start = self.at.checked_sub(1).map_or(0, |i| ends[i]);
-            out.push_str(&text[start..ends[self.at]]);
-        } else {
-            // Not a time kept: a spilled history's (or, in memory, cannot happen).
-            push_timestamp(out, millis, digits);
-            out.push('\n');
-        }
     }
 }
 
@@ -687,91 +579,6 @@ fn fold_duplicates(samples: &mut Vec<(i64, f64)>) {
     *samples = kept;
 }
 
-/// A value as the exposition spells it ([`samples::push_value`]), without going through
-/// `core::fmt` (a tenth of a replay's time): whole numbers (most values: requests, tokens,
-/// times) with itoa, the others with ryu (the same shortest digits).
-fn push_value(out: &mut String, value: f64, digits: &mut Digits) {
-    // Below 2^53 every whole number is exact; -0.0 keeps its sign through ryu. (A round trip
-    // through i64 rather than `fract()`, which calls libm's trunc for every value.)
-    let whole = value as i64;
-    if whole as f64 == value && value.abs() < 9.0e15 && value.is_sign_positive() {
-        out.push_str(digits.integer.format(whole));
-        out.push_str(".0");
-    } else if push_short_decimal(out, value, digits) {
-    } else if value.is_finite() {
-        out.push_str(digits.float.format_finite(value));
-    } else {
-        samples::push_value(out, value);
-    }
-}
-
-/// A positive value with at most four decimals and fifteen digits (most of what a log
-/// prints: `0.631`, `1848.3`), written from its digits: the text ryu would write, for a
-/// tenth of the cost. Returns false, writing nothing, for any other value.
-///
-/// Why it is the same text: `n / 10^d` in floating point is the double nearest to the exact
-/// quotient (both are exact doubles below 2^53), which is the double that parsing "n e-d"
-/// gives; so if it equals `value`, the decimal reads back as `value`. And no decimal of
-/// fifteen digits or fewer other than this one reads back as the same double, so it is the
-/// shortest one, which is what ryu writes (in plain notation at these magnitudes).
-fn push_short_decimal(out: &mut String, value: f64, digits: &mut Digits) -> bool {
-    const SCALES: [(f64, i64, usize); 4] = [
-        (10.0, 10, 1),
-        (100.0, 100, 2),
-        (1_000.0, 1_000, 3),
-        (10_000.0, 10_000, 4),
-    ];
-    if !(value > 0.0 && value < 1e11) {
-        return false;
-    }
-    for (scale, divisor, places) in SCALES {
-        // Below 1e15: fifteen digits at most. (Rounded by hand: `f64::round` is a libm call.)
-        let n = (value * scale + 0.5) as i64;
-        if n as f64 / scale != value {
-            continue;
-        }
-        let (whole, fraction) = (n / divisor, n % divisor);
-        if fraction % 10 == 0 {
-            // Fewer places would have done: taken at an earlier scale unless that one missed.
-            continue;
-        }
-        out.push_str(digits.integer.format(whole));
-        out.push('.');
-        let fraction = digits.integer.format(fraction);
-        for _ in fraction.len()..places {
-            out.push('0');
-        }
-        out.push_str(fraction);
-        return true;
-    }
-    false
-}
-
-/// The formatters' buffers.
-#[derive(Default)]
-struct Digits {
-    integer: itoa::Buffer,
-    float: ryu::Buffer,
-}
-
-/// A timestamp in seconds that Prometheus' OpenMetrics parser reads back as `millis`: it
-/// keeps `int64(seconds * 1000)`, so `1768903200.123` could come back as ...122 (the nearest
-/// double to it is a hair below). Such a time gets one more digit, half a millisecond, which
-/// truncates to the right one.
-fn push_timestamp(out: &mut String, millis: i64, digits: &mut Digits) {
-    let (seconds, fraction) = (millis.div_euclid(1000), millis.rem_euclid(1000));
-    let start = out.len();
-    out.push_str(digits.integer.format(seconds));
-    if fraction == 0 {
-        return;
-    }
-    let _ = write!(out, ".{fraction:03}");
-    let read_back = out[start..].parse::<f64>().map(|s| (s * 1000.0) as i64);
-    if read_back != Ok(millis) {
-        out.push('5');
-    }
-}
-
 impl SampleSink for History {
     fn family(&mut self, metric: &'static Metric) {
         self.family = Some(metric);
@@ -785,7 +592,9 @@ impl SampleSink for History {
         self.common_checked = None;
     }
 
-    #[inline]
+    /// Inlined where samples are taken, with the usual case first ([`History::known_series`]):
+    /// a call per sample, its registers saved and restored, was a sixth of its cost.
+    #[inline(always)]
     fn sample(
         &mut self,
         name: &str,
@@ -794,7 +603,11 @@ impl SampleSink for History {
         common: &LabelSet,
         value: f64,
     ) {
-        let id = self.series_for(name, suffix, first, common.text());
+        let common = common.text();
+        let id = match self.known_series(name, suffix, first, common) {
+            Some(id) => id,
+            None => self.series_for(name, suffix, first, common),
+        };
         self.take(id, value);
     }
 
@@ -823,100 +636,6 @@ impl SampleSink for History {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_timestamp_reads_back_as_its_own_millisecond() {
-        // What Prometheus' parser does: the nearest double, times 1000, truncated.
-        for millis in (1_768_903_200_000..1_768_903_210_000).step_by(7) {
-            let mut text = String::new();
-            push_timestamp(&mut text, millis, &mut Digits::default());
-            let seconds: f64 = text.parse().unwrap();
-            assert_eq!((seconds * 1000.0) as i64, millis, "{text}");
-        }
-        let mut text = String::new();
-        push_timestamp(&mut text, 1_768_903_200_000, &mut Digits::default());
-        assert_eq!(text, "1768903200");
-    }
-
-    #[test]
-    fn values_read_back_as_the_exposition_s_values() {
-        let values = [
-            0.0,
-            14.0,
-            2_960_000.0,
-            0.631,
-            1848.3,
-            -3.0,
-            -0.0,
-            1e16,
-            1.5e-7,
-            1e-5,
-            0.0001,
-            123_456_789_012_345_680.0,
-            f64::NAN,
-            f64::INFINITY,
-        ];
-        for value in values {
-            let (mut fast, mut exposition) = (String::new(), String::new());
-            push_value(&mut fast, value, &mut Digits::default());
-            samples::push_value(&mut exposition, value);
-            // The same double either way (ryu writes 1e-5 as 0.00001); NaN as NaN.
-            let read = |text: &str| text.replace("+Inf", "inf").parse::<f64>().unwrap();
-            assert!(
-                read(&fast) == read(&exposition) || (value.is_nan() && fast == "NaN"),
-                "{fast} against {exposition}"
-            );
-        }
-    }
-
-    #[test]
-    fn short_decimals_are_written_as_ryu_writes_them() {
-        let mut digits = Digits::default();
-        let mut ryu = ryu::Buffer::new();
-        // Every decimal of up to four places below 100, then wider ones spread out.
-        let small = (1..1_000_000_i64).map(|n| (n, 10_000.0));
-        let wide = (1..200_000_i64).map(|i| (i * 4_999_999_937, 10_000.0));
-        let places = (1..100_000_i64).flat_map(|n| [(n, 10.0), (n, 100.0), (n, 1_000.0)]);
-        let mut written = 0;
-        for (n, scale) in small.chain(wide).chain(places) {
-            let value = n as f64 / scale;
-            let mut fast = String::new();
-            if push_short_decimal(&mut fast, value, &mut digits) {
-                assert_eq!(fast, ryu.format_finite(value), "{n} / {scale}");
-                written += 1;
-            } else {
-                assert!(fast.is_empty());
-            }
-        }
-        assert!(written > 1_000_000, "{written}");
-        // Not for these: ryu writes them.
-        let mut out = String::new();
-        for value in [
-            0.1 + 0.2,
-            1.0 / 3.0,
-            0.00001,
-            1e11,
-            5.0,
-            -0.5,
-            0.0,
-            f64::NAN,
-        ] {
-            assert!(!push_short_decimal(&mut out, value, &mut digits), "{value}");
-        }
-        assert!(out.is_empty());
-    }
-
-    #[test]
-    fn a_time_not_taken_at_a_record_is_still_written_right() {
-        let mut digits = Digits::default();
-        let stamps = Stamps::new(vec![3_000, 1_000, 2_500, 1_000], &mut digits);
-        let mut cursor = stamps.cursor();
-        let mut text = String::new();
-        for millis in [1_000, 2_000, 2_500, 3_000, 4_000] {
-            cursor.push(&mut text, millis, &mut digits);
-        }
-        assert_eq!(text, "1\n2\n2.500\n3\n4\n");
-    }
 
     #[test]
     fn a_series_keeps_one_sample_per_millisecond_in_time_order() {
