@@ -36,7 +36,7 @@ fn log_after(text: &str) -> (LogState, i64) {
             let at = 1_800_000_000.0 + n as f64;
             llmtail_grammars::each_record(line, |outcome| {
                 if let llmtail_grammars::Outcome::Parsed(parsed) = outcome {
-                    log.apply(&parsed, Some(at), at, &settings, &mut series);
+                    log.apply(parsed, Some(at), at, &settings, &mut series);
                 }
             });
         }
