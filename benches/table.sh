@@ -321,6 +321,10 @@ measure_files() {
   mkdir -p "$dir"
   "$GENLOG" --lines 200 --seed 7 >"$one"
   for i in $(seq -w 1 1000); do cp "$one" "$dir/vllm-$i.log"; done
+  # Last written an hour ago: quiet logs, whose engines the agent judges overdue (gauges not
+  # served). Written just now, they are up for 30 s (three stats intervals from the files'
+  # time), and the scrape below fell either side of that: 4.7 or 5.2 MB by the run.
+  touch -d '1 hour ago' "$dir"/*.log
   agent_start "$WORK/out/thousand.err" --log "$dir/*.log"
   wait_for_lines 200000
   open=$(curl -s "http://127.0.0.1:$PORT/metrics" | grep -Ec '^llmtail_log_open\{.*\} 1(\.0)?$' || true)

@@ -121,7 +121,9 @@ async fn metrics(Extract(shared): Extract<Shared>, headers: HeaderMap) -> Respon
     let sources = Arc::clone(&shared.sources);
     let body = shared
         .snapshots
-        .get(format, move || render::render(&state, &sources, format))
+        .get(format, move |last_len| {
+            render::render_after(&state, &sources, format, last_len)
+        })
         .await;
     match body {
         Ok(body) => ([(header::CONTENT_TYPE, format.content_type())], body).into_response(),

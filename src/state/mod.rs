@@ -6,6 +6,8 @@
 //! is not, [`history`], is what the agent served over the last hour on its own clock, for the
 //! landing page's charts; nothing else reads it.
 
+#[cfg(test)]
+mod cost;
 pub mod history;
 pub mod log_clock;
 pub mod readiness;

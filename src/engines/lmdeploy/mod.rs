@@ -12,8 +12,6 @@
 
 mod series;
 
-use std::collections::BTreeMap;
-
 use llmtail_grammars::lmdeploy::{LmdeployRecord, LmdeployStats};
 use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
@@ -28,6 +26,7 @@ use crate::engines::parts::float;
 use crate::engines::parts::liveness::{self, LastWord, Phase, Status};
 use crate::engines::parts::pacing::{LateTokens, Pacing, StatsInterval};
 use crate::engines::parts::settings::StateSettings;
+use crate::engines::parts::units::Units;
 
 /// LMDeploy's `DPn` is its data-parallel rank, one stats line each per interval; its largest
 /// deployments (DeepSeek wide expert parallelism) run DP 32 to 144. 1,024 is vLLM's cap for
@@ -171,7 +170,7 @@ impl LmdeployRank {
 #[serde(default)]
 pub struct LmdeployLog {
     /// `engine` label (the DP rank, as LMDeploy's exporter labels it) -> rank.
-    pub ranks: BTreeMap<u32, LmdeployRank>,
+    pub ranks: Units<u32, LmdeployRank>,
 }
 
 impl LmdeployLog {
@@ -257,7 +256,7 @@ impl Engine for LmdeployLog {
     }
 
     fn units(&self) -> impl ExactSizeIterator<Item = (&u32, &LmdeployRank)> {
-        self.ranks.iter()
+        self.ranks.iter().map(|(key, unit)| (key, &**unit))
     }
 
     /// `model_name` is the configuration's: the stats line does not name the model.

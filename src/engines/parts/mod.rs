@@ -9,4 +9,5 @@ pub mod histogram;
 pub mod liveness;
 pub mod pacing;
 pub mod settings;
+pub mod units;
 pub mod version;

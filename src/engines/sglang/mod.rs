@@ -20,8 +20,6 @@
 
 mod series;
 
-use std::collections::BTreeMap;
-
 use llmtail_grammars::sglang::{Ranks, SglangDecode, SglangPrefill, SglangRecord, TokenUsage};
 use llmtail_grammars::Parsed;
 use serde::{Deserialize, Serialize};
@@ -34,6 +32,7 @@ use crate::engines::parts::caps::{Cap, Refused};
 use crate::engines::parts::float;
 use crate::engines::parts::liveness::{self, LastWord, Phase, Status};
 use crate::engines::parts::settings::StateSettings;
+use crate::engines::parts::units::Units;
 
 /// Schedulers that log, per log: one per DP (and attention-CP) group; the widest SGLang
 /// deployments (DeepSeek on 96 or 144 GPUs with DP attention) print a few hundred.
@@ -366,17 +365,16 @@ impl SglangScheduler {
 #[serde(default)]
 pub struct SglangLog {
     #[serde(with = "schedulers")]
-    pub schedulers: BTreeMap<SchedulerKey, SglangScheduler>,
+    pub schedulers: Units<SchedulerKey, SglangScheduler>,
 }
 
 /// The map saved as a list: a JSON object's keys are strings.
 mod schedulers {
-    use super::{SchedulerKey, SglangScheduler};
+    use super::{SchedulerKey, SglangScheduler, Units};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use std::collections::BTreeMap;
 
     pub fn serialize<S: Serializer>(
-        map: &BTreeMap<SchedulerKey, SglangScheduler>,
+        map: &Units<SchedulerKey, SglangScheduler>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         map.iter().collect::<Vec<_>>().serialize(s)
@@ -384,8 +382,8 @@ mod schedulers {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
-    ) -> Result<BTreeMap<SchedulerKey, SglangScheduler>, D::Error> {
-        Ok(Vec::<(SchedulerKey, SglangScheduler)>::deserialize(d)?
+    ) -> Result<Units<SchedulerKey, SglangScheduler>, D::Error> {
+        Ok(Vec::<(SchedulerKey, Box<SglangScheduler>)>::deserialize(d)?
             .into_iter()
             .collect())
     }
@@ -503,7 +501,7 @@ impl Engine for SglangLog {
     }
 
     fn units(&self) -> impl ExactSizeIterator<Item = (&SchedulerKey, &SglangScheduler)> {
-        self.schedulers.iter()
+        self.schedulers.iter().map(|(key, unit)| (key, &**unit))
     }
 
     /// `model_name` is the configuration's: the scheduler lines do not name the model.

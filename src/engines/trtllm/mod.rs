@@ -7,7 +7,7 @@
 
 mod series;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use jiff::tz::TimeZone;
 use llmtail_grammars::trtllm::{Batching, Iteration, KvCapacity, TrtllmRecord};
@@ -25,6 +25,7 @@ use crate::engines::parts::float;
 use crate::engines::parts::histogram::Histogram;
 use crate::engines::parts::liveness::{self, DownReason, LastWord, Phase, Status};
 use crate::engines::parts::settings::StateSettings;
+use crate::engines::parts::units::Units;
 use crate::timezone::resolve_time;
 
 /// TensorRT-LLM ranks are TP x PP x DP of one job: 4,096 is 512 nodes of 8 GPUs, beyond any
@@ -408,7 +409,7 @@ pub struct TrtllmLog {
     /// From Triton's `loading: <model>:<version>`.
     pub model: Option<(String, String)>,
     /// `rank` label -> executor.
-    pub ranks: BTreeMap<String, TrtllmRank>,
+    pub ranks: Units<String, TrtllmRank>,
     /// Triton lines carry a process id, not a rank: each process gets a slot (`"0"`, `"1"`, ...).
     pid_slots: Vec<(u32, String)>,
     /// pid -> its index in `pid_slots`, so a known pid costs one lookup, not a search under
@@ -646,7 +647,7 @@ impl Engine for TrtllmLog {
     }
 
     fn units(&self) -> impl ExactSizeIterator<Item = (&String, &TrtllmRank)> {
-        self.ranks.iter()
+        self.ranks.iter().map(|(key, unit)| (key, &**unit))
     }
 
     fn unit_labels(

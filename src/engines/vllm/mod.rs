@@ -7,8 +7,6 @@
 
 mod series;
 
-use std::collections::BTreeMap;
-
 use llmtail_grammars::vllm::{Lifecycle, SpecDecoding, VllmRecord, VllmStats};
 use llmtail_grammars::Parsed;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -25,6 +23,7 @@ use crate::engines::parts::pacing::{
     IntervalSource, LateTokens, Pacing, StartMarks, StatsInterval, Window,
 };
 use crate::engines::parts::settings::StateSettings;
+use crate::engines::parts::units::Units;
 use crate::engines::parts::version::{VersionSource, VllmVersion};
 
 /// `Engine NNN:` is vLLM's data-parallel rank (`--data-parallel-size`). The largest
@@ -442,7 +441,7 @@ impl VllmEngine {
 pub struct VllmLog {
     /// From the engine config line: `served_model_name`, else `model`.
     pub model_name: Option<String>,
-    pub engines: BTreeMap<EngineKey, VllmEngine>,
+    pub engines: Units<EngineKey, VllmEngine>,
     /// Spec-decoding and V0 prefix-cache lines carry no engine prefix: they follow the stats
     /// line of their engine, so they belong to the engine of the last stats line.
     pub last_stats_engine: Option<EngineKey>,
@@ -682,7 +681,7 @@ struct Growth {
 /// belongs to that run (its first line's window starts with it). Past the cap of engines per
 /// log, or past `--max-series`, it is refused.
 fn engine(
-    engines: &mut BTreeMap<EngineKey, VllmEngine>,
+    engines: &mut Units<EngineKey, VllmEngine>,
     key: EngineKey,
     starts: u64,
     marks: StartMarks,
@@ -696,13 +695,14 @@ fn engine(
             return Err(Refused::MaxSeries);
         }
     }
-    Ok(engines.entry(key).or_insert_with(|| {
-        let mut engine = VllmEngine::default();
+    let engine = engines.entry(key).or_insert_with(|| {
+        let mut engine = Box::<VllmEngine>::default();
         if starts > 0 {
             engine.restart(marks, grow.interval);
         }
         engine
-    }))
+    });
+    Ok(&mut **engine)
 }
 
 fn scope_key(engine: Option<u32>, aggregated: Option<u32>) -> Option<EngineKey> {
@@ -795,11 +795,11 @@ impl Engine for VllmLog {
     }
 
     fn units(&self) -> impl ExactSizeIterator<Item = (&EngineKey, &VllmEngine)> {
-        self.engines.iter()
+        self.engines.iter().map(|(key, engine)| (key, &**engine))
     }
 
     fn nth_unit(&self, index: usize) -> Option<&VllmEngine> {
-        self.engines.values().nth(index)
+        self.engines.values().nth(index).map(|engine| &**engine)
     }
 
     fn unit_labels(
