@@ -190,6 +190,49 @@ mod tests {
     }
 
     #[test]
+    fn the_fast_path_reads_every_decimal_of_up_to_18_digits_as_str_parse_does() {
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..200_000 {
+            let sign = if next(4) == 0 { "-" } else { "" };
+            let int: String = (0..1 + next(20))
+                .map(|_| char::from(b'0' + next(10) as u8))
+                .collect();
+            let fraction: String = (0..next(20))
+                .map(|_| char::from(b'0' + next(10) as u8))
+                .collect();
+            let tail = [" tokens/s", "%", "", ".", "e5", ","][next(6) as usize];
+            let number = match fraction.is_empty() {
+                true => format!("{sign}{int}"),
+                false => format!("{sign}{int}.{fraction}"),
+            };
+            let text = format!("{number}{tail}");
+            let digits = int.len() + fraction.len();
+            match plain_decimal(&text) {
+                Some((rest, value)) => {
+                    assert_eq!(value, number.parse::<f64>().unwrap(), "{text}");
+                    assert_eq!(rest, tail, "{text}");
+                    assert!(digits <= 18, "{text}");
+                }
+                None => assert!(
+                    digits > 18
+                        || tail.starts_with('e')
+                        || number
+                            .replace(['-', '.'], "")
+                            .parse::<u64>()
+                            .is_ok_and(|m| m > 1 << 53),
+                    "{text}"
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn floats_cover_python_spellings() {
         assert_eq!(float("63.1%"), Ok(("%", 63.1)));
         assert_eq!(float("12 reqs"), Ok((" reqs", 12.0)));
