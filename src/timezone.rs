@@ -311,16 +311,7 @@ impl ZoneReader {
         let second = if leap { 59 } else { time.second };
         let seconds = match time.utc_offset {
             Some(offset) => {
-                let civil = DateTime::new(
-                    year,
-                    time.month as i8,
-                    time.day as i8,
-                    time.hour as i8,
-                    time.minute as i8,
-                    second as i8,
-                    0,
-                )
-                .ok()?;
+                let civil = civil(time, year, second)?;
                 Offset::from_seconds(offset)
                     .ok()?
                     .to_timestamp(civil)
@@ -357,16 +348,7 @@ impl ZoneReader {
         second: u8,
         order: &Order,
     ) -> Option<i64> {
-        let civil = DateTime::new(
-            year,
-            time.month as i8,
-            time.day as i8,
-            time.hour as i8,
-            time.minute as i8,
-            second as i8,
-            0,
-        )
-        .ok()?;
+        let civil = civil(time, year, second)?;
         // A wall time in a DST gap never happened and one in a fold happened twice: jiff's
         // `compatible` choice (RFC 5545, Temporal) reads a gap's with the offset before it, so
         // it lands as far after the gap as it was into it, and a fold's as the earlier one.
@@ -391,6 +373,21 @@ impl ZoneReader {
         }
         Some(compatible.as_second())
     }
+}
+
+/// `time`'s wall clock in `year`, at `second` (a leap second's :59); `None` for a time that
+/// does not exist.
+fn civil(time: &LogTime, year: i16, second: u8) -> Option<DateTime> {
+    DateTime::new(
+        year,
+        time.month as i8,
+        time.day as i8,
+        time.hour as i8,
+        time.minute as i8,
+        second as i8,
+        0,
+    )
+    .ok()
 }
 
 /// The previous line's time, and whether a fold's second pass was taken after it.

@@ -168,19 +168,21 @@ fn after_level(input: &str) -> IResult<&str, LogTime> {
     ) {
         return Err(not_a_head());
     }
-    Ok((
-        message,
-        LogTime {
-            year: None,
-            month,
-            day,
-            hour,
-            minute,
-            second,
-            nanos: 0,
-            utc_offset: None,
-        },
-    ))
+    Ok((message, clock_time([month, day, hour, minute, second])))
+}
+
+/// A head's `MM-DD HH:MM:SS`: no year, no zone.
+fn clock_time([month, day, hour, minute, second]: [u8; 5]) -> LogTime {
+    LogTime {
+        year: None,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        nanos: 0,
+        utc_offset: None,
+    }
 }
 
 fn two_digits(input: &str) -> IResult<&str, u8> {
@@ -227,19 +229,7 @@ fn after_level_by_chars(input: &str) -> IResult<&str, LogTime> {
             nom::error::ErrorKind::Verify,
         )));
     }
-    Ok((
-        input,
-        LogTime {
-            year: None,
-            month,
-            day,
-            hour,
-            minute,
-            second,
-            nanos: 0,
-            utc_offset: None,
-        },
-    ))
+    Ok((input, clock_time([month, day, hour, minute, second])))
 }
 
 /// The name in the last `(Name pid=N)` (or Ray's `(Name pid=N, ip=A.B.C.D)`) group.
