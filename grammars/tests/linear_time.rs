@@ -174,12 +174,14 @@ fn a_megabyte_line_of_heads_glued_records_or_objects_costs_at_most_ten_real_line
             "{unit:?}: {cost:.2} ns/byte, real {real:.2}, records {}",
             llmtail_grammars::records(&line).count()
         );
-        // 20, not 10: a line that is all tiny records pays the dispatch per record, 27,000 of
-        // them in a MiB, and measured 8 to 9 times a real line on an idle machine with seven
-        // engines registered; wall time on a loaded machine took it past 10 one run in three.
-        // What this guards against, a search repeated per record, costs thousands of times.
+        // 50, not 10: a line that is all tiny records pays the dispatch per record, 27,000 of
+        // them in a MiB, while the real line is a V1 stats line, read in one pass since its
+        // known fields are (15 ns a byte, 39 before). TensorRT-LLM's iteration-log records
+        // glued by the MiB cost the 340 ns a byte they did, now 23 times the real line (25 on
+        // a loaded machine). What this guards against, a search repeated per record, costs
+        // thousands of times.
         assert!(
-            cost <= 20.0 * real.max(1.0),
+            cost <= 50.0 * real.max(1.0),
             "{unit:?} x {}: {cost:.1} ns/byte against {real:.1} for a real stats line",
             line.len() / unit.len()
         );
