@@ -201,7 +201,7 @@ pub fn resolve_in_order(
     now: f64,
     previous: Option<f64>,
 ) -> Option<Resolved> {
-    ZoneReader::new(zone.clone()).resolve_in_order(time, now, previous)
+    ZoneReader::once(zone.clone()).resolve_in_order(time, now, previous)
 }
 
 /// A zone that one log's times are read in, one after another: [`resolve_in_order`] with what
@@ -212,7 +212,8 @@ pub fn resolve_in_order(
 #[derive(Debug, Clone)]
 pub struct ZoneReader {
     zone: TimeZone,
-    steady: steady::SteadyOffset,
+    /// `None` for a reader of one time: learning a span costs two lookups of transitions.
+    steady: Option<steady::SteadyOffset>,
     /// `now` (in whole seconds) and the wall time in the zone then.
     today: Cell<Option<(i64, DateTime)>>,
 }
@@ -220,8 +221,16 @@ pub struct ZoneReader {
 impl ZoneReader {
     pub fn new(zone: TimeZone) -> ZoneReader {
         ZoneReader {
+            steady: Some(steady::SteadyOffset::default()),
+            ..ZoneReader::once(zone)
+        }
+    }
+
+    /// A reader for one time, which learns nothing for the next.
+    fn once(zone: TimeZone) -> ZoneReader {
+        ZoneReader {
             zone,
-            steady: steady::SteadyOffset::default(),
+            steady: None,
             today: Cell::new(None),
         }
     }
@@ -327,7 +336,7 @@ impl ZoneReader {
                     time.minute,
                     second,
                 )?;
-                match self.steady.instant(wall) {
+                match self.steady.as_ref().and_then(|s| s.instant(wall)) {
                     Some(at) => at,
                     None => self.instant_by_rules(wall, time, year, second, order)?,
                 }
@@ -356,8 +365,9 @@ impl ZoneReader {
         let compatible = ambiguous.compatible().ok()?;
         match ambiguous.offset() {
             AmbiguousOffset::Unambiguous { offset } => {
-                self.steady
-                    .learn(&self.zone, wall, i64::from(offset.seconds()));
+                if let Some(steady) = &self.steady {
+                    steady.learn(&self.zone, wall, i64::from(offset.seconds()));
+                }
             }
             AmbiguousOffset::Fold { .. } => {
                 // Lines a few seconds out of order (two writers) stay in the first pass; only

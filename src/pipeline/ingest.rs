@@ -1,6 +1,7 @@
-//! The envelope stage for one batch of a log's lines, and the hand-over to the grammars: each
-//! raw line is counted, searched for an engine's anchor, taken out of its envelope, dated in
-//! the log's zone, and its records applied ([`super::records`]).
+//! The envelope stage for one batch of a log's lines, and the hand-over to the grammars: the
+//! batch is searched for the log's anchors, the lines without one only counted; each line with
+//! one is taken out of its envelope, dated in the log's zone, and its records applied
+//! ([`super::records`]). (In an envelope every line is decoded first: see below.)
 
 use std::borrow::Cow;
 use std::cell::Cell;
